@@ -1,0 +1,165 @@
+"""Spider arguments (``-a name=value``): validated once, at spider start.
+
+A wrong argument fails at once with one line naming the argument and what it accepts
+(``ArgumentError``); the project's ``crawl`` command prints that line and exits with
+status 2 instead of a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+MODES = ("auto", "sitemap", "links", "union")
+MODES_AVAILABLE = ("auto", "sitemap")  # links/union arrive with the BFS link crawler
+RENDER = ("never", "auto", "always")
+SITEMAP_SUFFIXES = (".xml", ".xml.gz", ".txt", ".txt.gz", ".gz")
+
+
+class ArgumentError(ValueError):
+    """A spider argument with a value it does not accept."""
+
+    def __init__(self, name: str, message: str):
+        super().__init__(f"argument {name}: {message}")
+        self.name = name
+
+
+def _flag(name: str, value: object) -> bool:
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ArgumentError(name, f"expected 0 or 1, got {value!r}")
+
+
+def _int(name: str, value: object, low: int, high: int | None = None) -> int:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise ArgumentError(name, f"expected a whole number, got {value!r}") from None
+    if number < low or (high is not None and number > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ArgumentError(name, f"expected a number {bound}, got {number}")
+    return number
+
+
+def _paths(value: object) -> tuple[str, ...]:
+    items = [p.strip() for p in str(value).split(",") if p.strip()]
+    return tuple(p if p.startswith("/") else "/" + p for p in items)
+
+
+def input_kind(url: str) -> str:
+    """``robots``, ``sitemap`` or ``homepage``, judged from the URL's path."""
+    path = urlsplit(url).path.lower()
+    if path.endswith("/robots.txt"):
+        return "robots"
+    if path.endswith(SITEMAP_SUFFIXES):
+        return "sitemap"
+    return "homepage"
+
+
+def validate_url(value: object) -> str:
+    """Return the start URL, or raise ``ArgumentError`` saying what is accepted."""
+    accepted = "an http(s) URL of a homepage, a sitemap (.xml, .xml.gz, .txt) or a robots.txt"
+    if value is None or not str(value).strip():
+        raise ArgumentError(
+            "url", f"missing; expected {accepted}, e.g. -a url=https://example.com/"
+        )
+    url = str(value).strip()
+    if "://" not in url and not url.startswith("/"):
+        url = "https://" + url  # a bare host name, as people type it
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - validates the port
+    except ValueError as exc:
+        raise ArgumentError(
+            "url", f"{value!r} is not a valid URL ({exc}); expected {accepted}"
+        ) from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ArgumentError("url", f"{value!r} is not usable; expected {accepted}")
+    if any(c.isspace() for c in url):
+        raise ArgumentError("url", f"{value!r} contains spaces; expected {accepted}")
+    return url
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything a run was asked to do, from its spider arguments."""
+
+    url: str
+    input_kind: str
+    mode: str = "auto"
+    profile: str = "default"
+    out: str | None = None
+    max_pages: int | None = None
+    max_depth: int | None = None
+    include_paths: tuple[str, ...] = ()
+    exclude_paths: tuple[str, ...] = ()
+    cap: int | None = None
+    all: bool = False
+    pages: tuple[str, ...] = ()
+    single: bool = False
+    refresh: tuple[str, ...] = ()
+    refresh_all: bool = False
+    junk_filter: bool = True
+    render: str = "never"
+    verify: bool = False
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_arguments(cls, args: dict[str, object], profiles: tuple[str, ...]) -> RunOptions:
+        """Validate ``-a`` arguments; raise ``ArgumentError`` on the first bad one."""
+        args = dict(args)
+        url = validate_url(args.pop("url", None))
+        opts: dict[str, object] = {"url": url, "input_kind": input_kind(url)}
+        mode = str(args.pop("mode", "auto")).strip().lower()
+        if mode not in MODES:
+            raise ArgumentError(
+                "mode", f"{mode!r} is not a mode; expected one of {', '.join(MODES)}"
+            )
+        if mode not in MODES_AVAILABLE:
+            raise ArgumentError(
+                "mode",
+                f"{mode!r} needs the BFS link crawler, which is not built yet; "
+                f"use one of {', '.join(MODES_AVAILABLE)}",
+            )
+        opts["mode"] = mode
+        profile = str(args.pop("profile", "default")).strip().lower()
+        if profile not in profiles:
+            raise ArgumentError(
+                "profile", f"{profile!r} is not a profile; expected one of {', '.join(profiles)}"
+            )
+        opts["profile"] = profile
+        if "out" in args:
+            out = str(args.pop("out")).strip()
+            if not out:
+                raise ArgumentError("out", "expected a folder path, got an empty value")
+            opts["out"] = out
+        for name, low, high in (("max_pages", 1, None), ("max_depth", 0, None), ("cap", 1, None)):
+            if name in args:
+                opts[name] = _int(name, args.pop(name), low, high)
+        for name in ("include_paths", "exclude_paths"):
+            if name in args:
+                opts[name] = _paths(args.pop(name))
+        for name in ("pages", "refresh"):
+            if name in args:
+                opts[name] = tuple(s.strip() for s in str(args.pop(name)).split(",") if s.strip())
+        for name in ("all", "single", "refresh_all", "junk_filter", "verify"):
+            if name in args:
+                opts[name] = _flag(name, args.pop(name))
+        if "render" in args:
+            render = str(args.pop("render")).strip().lower()
+            if render not in RENDER:
+                raise ArgumentError("render", f"{render!r}; expected one of {', '.join(RENDER)}")
+            opts["render"] = render
+        # Scrapyd passes its own arguments with a leading underscore (``_job``).
+        extra = {k: str(v) for k, v in args.items() if k.startswith("_")}
+        unknown = sorted(k for k in args if not k.startswith("_"))
+        if unknown:
+            known = ", ".join(
+                sorted(f for f in cls.__dataclass_fields__ if f not in ("extra", "input_kind"))
+            )
+            raise ArgumentError(unknown[0], f"unknown argument; known arguments are {known}")
+        opts["extra"] = extra
+        return cls(**opts)  # type: ignore[arg-type]

@@ -1,0 +1,1 @@
+"""Project commands: ``crawl`` with one-line argument errors and a meaningful exit status."""

@@ -1,0 +1,1 @@
+"""Extensions: the progress line and the end-of-run summary."""

@@ -1,0 +1,129 @@
+"""Progress while running and a short summary at the end, as a Scrapy extension
+(modelled on ``scrapy.extensions.logstats``).
+
+Every ``PROGRESS_INTERVAL`` seconds::
+
+    Progress: sitemaps 12 done / 8 pending · 612,000 URLs · 98,500 URLs/s
+
+At the end: sources tried, URLs found, limits that bound, where the files are.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from scrapy import Spider, signals
+from scrapy.utils.asyncio import create_looping_call
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+    from discovery_crawler.run_record import RunRecord
+
+logger = logging.getLogger(__name__)
+
+
+def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> list[str]:
+    """The end-of-run summary, one line each."""
+    site = record.site_origin or record.options.url
+    ok = record.attempts_ok()
+    tried = len(record.attempts)
+    lines = []
+    if record.failure:
+        lines.append(f"FAILED: {record.failure}")
+    robots = record.robots
+    if robots is not None:
+        status = robots.get("status")
+        state = f"HTTP {status}" if status is not None else robots.get("error", "no response")
+        lines.append(
+            f"robots.txt: {state}; {len(robots.get('sitemaps') or [])} sitemap(s) advertised"
+        )
+    by_source: dict[str, int] = {}
+    for attempt in record.attempts.values():
+        by_source[attempt.source] = by_source.get(attempt.source, 0) + 1
+    sources = ", ".join(f"{n} {s}" for s, n in by_source.items()) or "none"
+    lines.append(f"Sitemaps tried: {tried} ({sources}); {len(ok)} ok")
+    if tried and not ok:
+        for attempt in list(record.attempts.values())[:5]:
+            lines.append(f"  {attempt.url}: {attempt.error or 'no URLs'}")
+    lines.append(
+        f"Discovered {record.discovered:,} URLs on {site} in {record.elapsed():.1f}s"
+        f" ({record.counts['duplicates']:,} duplicates merged,"
+        f" {record.counts['malformed']:,} malformed)"
+    )
+    for origin, count in record.other_hosts.most_common(3):
+        lines.append(f"  {count:,} URLs on {origin}, not this site (not in the inventory)")
+    for limit in record.limits.values():
+        details = ", ".join(f"{k}={v}" for k, v in limit.items() if k != "limit")
+        lines.append(f"Limit bound: {limit['limit']} ({details})")
+    for warning in record.warnings:
+        lines.append(f"Warning: {warning}")
+    for note in record.notes:
+        lines.append(f"Note: {note}")
+    for feed in feeds:
+        lines.append(f"Feed: {feed}")
+    lines.append(f"Crawl log: {crawl_log}")
+    return lines
+
+
+class ProgressReport:
+    """Logs a one-line progress report every few seconds and a summary at the end."""
+
+    def __init__(self, crawler: Crawler, interval: float):
+        self.crawler = crawler
+        self.interval = interval
+        self.task = None
+        self.last_urls = 0
+        self.last_time = time.monotonic()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        interval = crawler.settings.getfloat("PROGRESS_INTERVAL")
+        o = cls(crawler, interval)
+        crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(o.spider_closed, signal=signals.spider_closed)
+        return o
+
+    def _record(self, spider: Spider) -> RunRecord | None:
+        return getattr(spider, "record", None)
+
+    def spider_opened(self, spider: Spider) -> None:
+        if self.interval > 0 and self._record(spider) is not None:
+            self.task = create_looping_call(self.log_progress, spider)
+            self.task.start(self.interval, now=False)
+
+    def log_progress(self, spider: Spider) -> None:
+        record = self._record(spider)
+        if record is None:
+            return
+        now = time.monotonic()
+        urls = record.discovered
+        rate = (urls - self.last_urls) / max(now - self.last_time, 1e-6)
+        self.last_urls, self.last_time = urls, now
+        logger.info(
+            "Progress: sitemaps %d done / %d pending · %s URLs · %s URLs/s",
+            record.sitemaps_done,
+            record.sitemaps_pending,
+            f"{urls:,}",
+            f"{rate:,.0f}",
+        )
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        if self.task is not None and self.task.running:
+            self.task.stop()
+        record = self._record(spider)
+        if record is None:
+            return
+        feeds = list(self.crawler.settings.getdict("FEEDS"))
+        crawl_log = getattr(spider, "crawl_log_path", None)
+        lines = summary_lines(record, crawl_log, feeds)
+        log = logger.error if record.failure else logger.info
+        log("Summary\n  %s", "\n  ".join(lines))
+        if record.failure:
+            self.crawler.stats.set_value("discovery/failed", record.failure)
+        if reason != "finished":
+            logger.warning("run ended early: %s", reason)

@@ -1,0 +1,70 @@
+"""``_crawl-log.json``: an append-only ``runs[]`` record of every run on a site.
+
+Written atomically (temporary file + ``os.replace``), so a crash never leaves a
+half-written log. An existing file that is not a valid crawl log is never overwritten:
+it is moved aside (``_crawl-log.json.corrupt-<time>``) and the run says so in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+CRAWL_LOG_NAME = "_crawl-log.json"
+
+
+class CrawlLogError(Exception):
+    """The existing crawl log could not be read as one."""
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` so readers see the old or the new file, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False, indent=1)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_crawl_log(path: Path) -> dict[str, Any]:
+    """Read an existing crawl log; raise ``CrawlLogError`` saying what is wrong with it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CrawlLogError(f"{path} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
+        raise CrawlLogError(f"{path} has no runs[] list")
+    return data
+
+
+def append_run(out_dir: Path, run: dict[str, Any]) -> Path:
+    """Append ``run`` to ``out_dir/_crawl-log.json``; return the path written."""
+    path = out_dir / CRAWL_LOG_NAME
+    log: dict[str, Any] = {"runs": []}
+    if path.exists():
+        try:
+            log = read_crawl_log(path)
+        except CrawlLogError as exc:
+            aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+            os.replace(path, aside)
+            logger.error("%s; kept it aside as %s and started a new log", exc, aside.name)
+            run.setdefault("warnings", []).append(
+                f"previous crawl log unreadable, kept as {aside.name}"
+            )
+    log["runs"].append(run)
+    write_json_atomic(path, log)
+    return path

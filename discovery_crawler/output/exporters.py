@@ -1,0 +1,260 @@
+"""Feed exporters that turn ``UrlBatch`` items into one record per URL.
+
+Registered for ``jsonl``/``jsonlines``, ``json`` and ``csv`` (``FEED_EXPORTERS``), so
+``-O inventory.jsonl`` and ``-O inventory.csv`` look like one record per URL.
+
+Records are written as they arrive. A URL listed again after its line was written (by a
+second sitemap, or as an hreflang alternate) gets all its sources when the run ends: the
+seen-set remembers the extra sources of duplicates only, so memory grows with duplicates,
+not with the site, and if there are any the feed is rewritten once, streaming, so it still
+has one line per URL.
+
+JSON lines are built by hand around ``json.encoder.encode_basestring`` (C) rather than
+``json.dumps`` per record: measured here, 1.5 µs against 3.3 µs per URL — a quarter of the
+per-URL budget of a sitemap walk.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import shutil
+import tempfile
+from json.encoder import encode_basestring
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from scrapy.exporters import BaseItemExporter
+
+from discovery_crawler.items import RECORD_FIELDS, UrlBatch
+
+if TYPE_CHECKING:
+    from discovery_crawler.urls.seen import SeenSet
+
+logger = logging.getLogger(__name__)
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value.__class__ is str:
+        return encode_basestring(value)
+    return _dumps(value)
+
+
+def _number(value: Any) -> str:
+    if value.__class__ is float:  # finite by construction (see the normalize stage)
+        return repr(value)
+    return _value(value)
+
+
+def json_line(rec: dict[str, Any]) -> str:
+    """One record as a JSON object with the feed's fields in order."""
+    sitemap = _value(rec["sitemap"])
+    return (
+        f'{{"url": {encode_basestring(rec["url"])}, "source": {encode_basestring(rec["source"])}, '
+        f'"sitemap": {sitemap}, "sources": [{sitemap}], '
+        f'"lastmod": {_value(rec["lastmod"])}, "priority": {_value(rec["priority"])}, '
+        f'"changefreq": {_value(rec["changefreq"])}, "alternates": {_value(rec["alternates"])}}}'
+    )
+
+
+def json_lines(records: list[dict[str, Any]]) -> str:
+    """Many records, one JSON object a line (the per-URL hot path of the feed).
+
+    Values shared by the whole batch (source, sitemap) are encoded once per batch.
+    """
+    enc = encode_basestring
+    lines = []
+    shared: dict[tuple[str, str | None], str] = {}
+    for rec in records:
+        key = (rec["source"], rec["sitemap"])
+        prefix = shared.get(key)
+        if prefix is None:
+            sitemap = _value(key[1])
+            prefix = shared[key] = (
+                f'", "source": {enc(key[0])}, "sitemap": {sitemap}, "sources": [{sitemap}], '
+                '"lastmod": '
+            )
+        lastmod = rec["lastmod"]
+        priority = rec["priority"]
+        changefreq = rec["changefreq"]
+        alternates = rec["alternates"]
+        lines.append(
+            f'{{"url": {enc(rec["url"])[:-1]}{prefix}'
+            f"{enc(lastmod) if lastmod is not None else 'null'}, "
+            f'"priority": {_number(priority)}, '
+            f'"changefreq": {enc(changefreq) if changefreq is not None else "null"}, '
+            f'"alternates": {_dumps(alternates) if alternates is not None else "null"}}}'
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _merge_sources(obj: dict[str, Any], extra: list[str]) -> None:
+    sources = obj.get("sources") or []
+    for source in extra:
+        if source not in sources:
+            sources.append(source)
+    obj["sources"] = sources
+
+
+class _RecordExporter(BaseItemExporter):
+    """Shared machinery: write records as they come; merge duplicates' sources at the end."""
+
+    def __init__(self, file: BinaryIO, **kwargs: Any):
+        super().__init__(dont_fail=True, **kwargs)
+        self.file = file
+        self.encoding = self.encoding or "utf-8"
+        self.seen: SeenSet | None = None
+        self.count = 0
+
+    def export_item(self, item: Any) -> None:
+        if not isinstance(item, UrlBatch):
+            raise TypeError(f"this feed exports UrlBatch items, got {type(item).__name__}")
+        if item.seen is not None:
+            self.seen = item.seen
+        if item.records:
+            self.file.write(self.encode_batch(item.records))
+            self.count += len(item.records)
+
+    def encode_batch(self, records: list[dict[str, Any]]) -> bytes:
+        raise NotImplementedError
+
+    def finish_exporting(self) -> None:
+        extra = self.seen.extra_sources if self.seen is not None else {}
+        if not extra or not self.count:
+            return
+        # Some URLs were listed again after their line was written: rewrite the feed
+        # once, streaming, adding those sources (memory: the duplicates only).
+        self.file.flush()
+        try:
+            self.file.seek(0)
+        except (OSError, ValueError):
+            logger.warning(
+                "feed is not seekable: %d URLs listed by several sitemaps show their "
+                "first sitemap only (all sources are in _crawl-log.json)",
+                len(extra),
+            )
+            return
+        with tempfile.TemporaryFile(prefix="discovery-feed-") as copy:
+            reader = self._reader()
+            try:
+                shutil.copyfileobj(reader, copy, 1 << 20)
+            finally:
+                if reader is not self.file:
+                    reader.close()
+            copy.seek(0)
+            self.file.seek(0)
+            self.file.truncate()
+            self.rewrite(copy, extra)
+
+    def _reader(self) -> BinaryIO:
+        if getattr(self.file, "readable", lambda: False)():
+            self.file.seek(0)
+            return self.file
+        # FileFeedStorage opens the feed write-only ("wb"): read it by name.
+        return open(self.file.name, "rb")
+
+    def rewrite(self, copy: BinaryIO, extra: dict[int, list[str]]) -> None:
+        raise NotImplementedError
+
+
+class JsonLinesExporter(_RecordExporter):
+    """``-O file.jsonl``: one JSON object per line, one line per URL."""
+
+    def encode_batch(self, records: list[dict[str, Any]]) -> bytes:
+        return json_lines(records).encode(self.encoding)
+
+    def rewrite(self, copy: BinaryIO, extra: dict[int, list[str]]) -> None:
+        for line in copy:
+            self.file.write(_patch_line(line, extra, self.encoding))
+
+
+def _patch_line(line: bytes, extra: dict[int, list[str]], encoding: str) -> bytes:
+    # Every line starts with {"url": "<url>", so the URL is found without parsing JSON.
+    end = line.find(b'", "source"', 9)
+    url = json.loads(line[8 : end + 1]) if end > 0 else None
+    sources = extra.get(hash(url) or 1) if url is not None else None
+    if not sources:
+        return line
+    obj = json.loads(line)
+    _merge_sources(obj, sources)
+    return (_dumps(obj) + "\n").encode(encoding)
+
+
+class JsonExporter(JsonLinesExporter):
+    """``-O file.json``: a JSON array with one object per URL."""
+
+    def start_exporting(self) -> None:
+        self.file.write(b"[")
+
+    def encode_batch(self, records: list[dict[str, Any]]) -> bytes:
+        lines = json_lines(records)[:-1].replace("\n", ",\n")
+        return (("\n" if not self.count else ",\n") + lines).encode(self.encoding)
+
+    def finish_exporting(self) -> None:
+        self.file.write(b"\n]\n")
+        super().finish_exporting()
+
+    def rewrite(self, copy: BinaryIO, extra: dict[int, list[str]]) -> None:
+        for line in copy:
+            if line.startswith(b'{"url": '):
+                ending = b",\n" if line.endswith(b",\n") else b"\n"
+                body = line[: -len(ending)]
+                line = _patch_line(body + b"\n", extra, self.encoding).rstrip(b"\n") + ending
+            self.file.write(line)
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, (list, dict)):
+        return _dumps(value)
+    return value
+
+
+class CsvExporter(_RecordExporter):
+    """``-O file.csv``: a header row, then one row per URL (lists as JSON text)."""
+
+    def encode_batch(self, records: list[dict[str, Any]]) -> bytes:
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerows(
+            [
+                (
+                    r["url"],
+                    r["source"],
+                    r["sitemap"] or "",
+                    _dumps([r["sitemap"]]) if r["sitemap"] else "[]",
+                    r["lastmod"] or "",
+                    _cell(r["priority"]),
+                    r["changefreq"] or "",
+                    _cell(r["alternates"]),
+                )
+                for r in records
+            ]
+        )
+        return buf.getvalue().encode(self.encoding)
+
+    def start_exporting(self) -> None:
+        self.file.write((",".join(RECORD_FIELDS) + "\n").encode(self.encoding))
+
+    def rewrite(self, copy: BinaryIO, extra: dict[int, list[str]]) -> None:
+        text = io.TextIOWrapper(self.file, encoding=self.encoding, newline="", write_through=True)
+        try:
+            writer = csv.writer(text, lineterminator="\n")
+            rows = csv.reader(io.TextIOWrapper(copy, encoding=self.encoding, newline=""))
+            writer.writerow(next(rows))
+            for row in rows:
+                sources = extra.get(hash(row[0]) or 1)
+                if sources:
+                    merged = {"sources": json.loads(row[3] or "[]")}
+                    _merge_sources(merged, sources)
+                    row[3] = _dumps(merged["sources"])
+                writer.writerow(row)
+        finally:
+            text.detach()

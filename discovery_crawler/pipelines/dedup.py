@@ -1,0 +1,73 @@
+"""Dedup stage: a URL enters the inventory once; later sightings add their source.
+
+Also enforces the URL limit (``SITEMAP_MAX_URLS``) exactly: URLs past it are counted as
+seen but not kept, and the limit is recorded as bound.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from discovery_crawler.items import UrlBatch
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+    from discovery_crawler.run_record import RunRecord
+
+
+class DedupPipeline:
+    """Drops records already in the inventory, remembering where else they were listed."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.max_urls = crawler.settings.getint("SITEMAP_MAX_URLS")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def open_spider(self) -> None:
+        self.record: RunRecord = self.crawler.spider.record  # type: ignore[union-attr]
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, UrlBatch) or not item.records:
+            return item
+        record = self.record
+        seen = record.seen
+        add = seen.add
+        kept = []
+        duplicates = 0
+        over_limit = 0
+        room = self.max_urls - record.counts["discovered"] if self.max_urls else -1
+        for rec in item.records:
+            url = rec["url"]
+            if add(url):
+                if room == 0:
+                    over_limit += 1
+                    continue
+                room -= 1
+                kept.append(rec)
+            else:
+                duplicates += 1
+                seen.add_source(url, rec["sitemap"])
+        item.records = kept
+        item.seen = seen
+        record.counts["discovered"] += len(kept)
+        self.stats.inc_value("discovery/urls/discovered", len(kept))
+        if duplicates:
+            record.counts["duplicates"] += duplicates
+            self.stats.inc_value("discovery/urls/duplicate", duplicates)
+        if over_limit:
+            record.counts["over_limit"] += over_limit
+            self.stats.inc_value("discovery/urls/over_limit", over_limit)
+            record.limit_bound(
+                "SITEMAP_MAX_URLS",
+                value=self.max_urls,
+                kept=record.counts["discovered"],
+                seen=record.counts["discovered"] + record.counts["over_limit"],
+            )
+        return item

@@ -1,0 +1,155 @@
+"""Normalize stage: resolve every raw location against its document, normalize it, and
+keep only URLs of the site.
+
+Per-URL work is the hot path of a sitemap walk, so host-level work happens once per
+origin (``OriginCache``) and counters are updated once per batch. URLs on another host
+are counted per host and sitemap (SPEC §4: "post-sitemap.xml: 99 URLs on
+https://example.org, not this site"); entries that cannot be resolved go to
+``malformed`` with their raw value and the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from discovery_crawler.items import UrlBatch
+from discovery_crawler.urls.normalize import OriginCache, UrlError, resolve
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+    from discovery_crawler.run_record import RunRecord
+
+logger = logging.getLogger(__name__)
+
+_ABSOLUTE = ("https://", "http://")
+
+
+def _priority(value: str | None) -> float | str | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return number if math.isfinite(number) else value
+
+
+class NormalizePipeline:
+    """Turns a batch's raw sitemap entries into normalized same-site records."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.origins = OriginCache()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def open_spider(self) -> None:
+        spider = self.crawler.spider
+        self.record: RunRecord = spider.record  # type: ignore[union-attr]
+        # http→https reconciliation (and other origin rewrites) decided by the spider.
+        self.origins.rewrite = spider.origin_rewrites  # type: ignore[union-attr]
+
+    def normalize(self, raw: str, base: str) -> str:
+        if not raw.startswith(_ABSOLUTE):
+            raw = resolve(raw, base)
+        return self.origins.normalize(raw)
+
+    def _alternates(
+        self,
+        pairs: tuple[tuple[str | None, str], ...],
+        url: str,
+        site: str,
+        base: str,
+        records: list[dict[str, Any]],
+    ) -> list[dict[str, Any]]:
+        """Normalize hreflang alternates; same-site ones also enter the inventory."""
+        alternates: list[dict[str, Any]] = []
+        for hreflang, href in pairs:
+            try:
+                alt = self.normalize(href, base)
+            except UrlError:
+                alternates.append({"hreflang": hreflang, "href": href})
+                continue
+            listed = alt[: alt.find("/", 8)] == site and alt != url
+            alternates.append({"hreflang": hreflang, "href": alt, "listed": listed})
+            if listed:
+                records.append(
+                    {
+                        "url": alt,
+                        "source": "alternate",
+                        "sitemap": base,
+                        "lastmod": None,
+                        "priority": None,
+                        "changefreq": None,
+                        "alternates": None,
+                    }
+                )
+        return alternates
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, UrlBatch) or not item.entries:
+            return item
+        record = self.record
+        base = item.document
+        source = item.source
+        normalize = self.origins.normalize
+        site = record.site_origin
+        other_hosts: Counter[str] = Counter()
+        records: list[dict[str, Any]] = []
+        malformed = 0
+        alternates_in = 0
+        for entry in item.entries:
+            # entry: (loc, lastmod, changefreq, priority[, alternates, ...]); '' = absent
+            loc = entry[0]
+            try:
+                url = normalize(loc if loc.startswith(_ABSOLUTE) else resolve(loc, base))
+            except UrlError as exc:
+                record.malformed.append({"raw": loc[:500], "reason": exc.reason, "sitemap": base})
+                malformed += 1
+                continue
+            origin = url[: url.find("/", 8)]
+            if origin != site:
+                if site is None:  # a sitemap given as input: its first URL names the site
+                    site = record.site_origin = origin
+                    self.crawler.spider.site_found(origin)  # type: ignore[union-attr]
+                else:
+                    other_hosts[origin] += 1
+                    continue
+            alternates = None
+            if len(entry) > 4 and entry[4]:
+                alternates = self._alternates(entry[4], url, site, base, records)
+                alternates_in += sum(1 for a in alternates if a.get("listed"))
+                for alt in alternates:
+                    alt.pop("listed", None)
+            priority = entry[3]
+            records.append(
+                {
+                    "url": url,
+                    "source": source,
+                    "sitemap": base,
+                    "lastmod": entry[1] or None,
+                    "priority": _priority(priority) if priority else None,
+                    "changefreq": entry[2] or None,
+                    "alternates": alternates,
+                }
+            )
+        item.records = records
+        item.entries = []
+        if other_hosts:
+            record.add_other_hosts(base, other_hosts)
+            self.stats.inc_value("discovery/urls/other_host", sum(other_hosts.values()))
+        if malformed:
+            record.counts["malformed"] += malformed
+            self.stats.inc_value("discovery/urls/malformed", malformed)
+        if alternates_in:
+            record.counts["alternates_listed"] += alternates_in
+        return item

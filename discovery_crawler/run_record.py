@@ -1,0 +1,134 @@
+"""What a run found and did, shared by the spider, pipelines and extensions.
+
+Holds counts, not URLs: the only per-URL structure is the fingerprint seen-set. Lists
+(malformed entries, skipped sitemaps) are capped at ``CRAWL_LOG_LIST_CAP`` entries with
+their full counts kept beside them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from discovery_crawler import __version__
+from discovery_crawler.urls.seen import SeenSet
+
+if TYPE_CHECKING:
+    from discovery_crawler.arguments import RunOptions
+    from discovery_crawler.sitemaps.attempts import SitemapAttempt
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class CappedList:
+    """A list that keeps its first ``cap`` entries and counts all of them."""
+
+    def __init__(self, cap: int):
+        self.cap = cap
+        self.items: list[Any] = []
+        self.count = 0
+
+    def append(self, item: Any) -> None:
+        self.count += 1
+        if len(self.items) < self.cap:
+            self.items.append(item)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"count": self.count, "listed": len(self.items), "items": self.items}
+
+
+class RunRecord:
+    """The run's own account of itself; becomes one entry of ``_crawl-log.json#runs``."""
+
+    def __init__(self, options: RunOptions, settings: dict[str, Any], list_cap: int = 1000):
+        self.options = options
+        self.settings = settings
+        self.started_at = now_iso()
+        self.started = time.monotonic()
+        self.finished_at: str | None = None
+        self.site_origin: str | None = None  # scheme://host[:port] of the site's pages
+        self.robots: dict[str, Any] | None = None
+        self.attempts: dict[str, SitemapAttempt] = {}
+        self.sitemaps_pending = 0
+        self.sitemaps_done = 0
+        self.seen = SeenSet()
+        self.counts: Counter[str] = Counter()
+        self.other_hosts: Counter[str] = Counter()
+        self.other_hosts_by_sitemap: dict[str, Counter[str]] = {}
+        self.malformed = CappedList(list_cap)
+        self.skipped_sitemaps = CappedList(list_cap)
+        self.limits: dict[str, dict[str, Any]] = {}
+        self.notes: list[str] = []
+        self.warnings: list[str] = []
+        self.failure: str | None = None  # set when the run could not do its job
+        self.finish_reason: str | None = None
+
+    # -- counters ---------------------------------------------------------------------
+    @property
+    def discovered(self) -> int:
+        return self.counts["discovered"]
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    def limit_bound(self, name: str, **details: Any) -> None:
+        """Record that a limit bound (first time) and update its details."""
+        self.limits.setdefault(name, {"limit": name}).update(details)
+
+    def add_other_hosts(self, sitemap: str, hosts: Counter[str]) -> None:
+        self.other_hosts.update(hosts)
+        self.other_hosts_by_sitemap.setdefault(sitemap, Counter()).update(hosts)
+
+    # -- summary ----------------------------------------------------------------------
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def attempts_ok(self) -> list[SitemapAttempt]:
+        return [a for a in self.attempts.values() if a.ok]
+
+    def as_dict(self) -> dict[str, Any]:
+        opts = self.options
+        return {
+            "provenance": {
+                "written_by": "discovery_crawler discover",
+                "version": __version__,
+                "started_at": self.started_at,
+                "finished_at": self.finished_at,
+                "elapsed_seconds": round(self.elapsed(), 3),
+            },
+            "input": {
+                "url": opts.url,
+                "kind": opts.input_kind,
+                "mode": opts.mode,
+                "profile": opts.profile,
+            },
+            "settings": self.settings,
+            "status": "failed" if self.failure else "completed",
+            "failure": self.failure,
+            "finish_reason": self.finish_reason,
+            "discovery": {
+                "site": self.site_origin,
+                "robots": self.robots,
+                "sitemap_attempts": [a.as_dict() for a in self.attempts.values()],
+                "sitemaps_skipped": self.skipped_sitemaps.as_dict(),
+                "counts": dict(sorted(self.counts.items())),
+                "other_hosts": dict(self.other_hosts.most_common()),
+                "other_hosts_by_sitemap": {
+                    sitemap: dict(hosts.most_common())
+                    for sitemap, hosts in self.other_hosts_by_sitemap.items()
+                },
+                "malformed": self.malformed.as_dict(),
+                "limits": list(self.limits.values()),
+                "notes": self.notes,
+            },
+            "warnings": self.warnings,
+        }

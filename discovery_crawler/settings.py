@@ -1,0 +1,68 @@
+"""Project settings: every default lives here; profiles override only what differs."""
+
+BOT_NAME = "discovery_crawler"
+SPIDER_MODULES = ["discovery_crawler.spiders"]
+NEWSPIDER_MODULE = "discovery_crawler.spiders"
+COMMANDS_MODULE = "discovery_crawler.commands"
+
+# Scrapy 2.19 starts a code-executing local server per crawl by default; never here.
+REMOTE_CONTROL_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+
+# Rules are asked by this token (robots policy); the User-Agent names it too.
+ROBOTS_AGENT_TOKEN = "discovery-crawler"
+USER_AGENT = "discovery-crawler/0.1 (+https://github.com/discovery-crawler)"
+ROBOTSTXT_OBEY = False  # our own robots policy reads robots.txt (RFC 9309 semantics)
+
+LOG_LEVEL = "INFO"
+LOGSTATS_INTERVAL = 0  # our progress line replaces Scrapy's per-minute stats line
+FEED_EXPORT_ENCODING = "utf-8"
+FEED_EXPORTERS = {
+    "jsonl": "discovery_crawler.output.exporters.JsonLinesExporter",
+    "jsonlines": "discovery_crawler.output.exporters.JsonLinesExporter",
+    "json": "discovery_crawler.output.exporters.JsonExporter",
+    "csv": "discovery_crawler.output.exporters.CsvExporter",
+}
+
+ITEM_PIPELINES = {
+    "discovery_crawler.pipelines.normalize.NormalizePipeline": 100,
+    "discovery_crawler.pipelines.dedup.DedupPipeline": 200,
+    "discovery_crawler.pipelines.crawl_log.CrawlLogPipeline": 900,
+}
+EXTENSIONS = {
+    "discovery_crawler.extensions.progress.ProgressReport": 500,
+}
+
+# Politeness: at most one request per HOST_INTERVAL seconds to a host (0 = off).
+HOST_INTERVAL = 1.0
+RANDOMIZE_DOWNLOAD_DELAY = False
+CONCURRENT_REQUESTS = 16
+DOWNLOAD_TIMEOUT = 30
+RETRY_TIMES = 1
+
+# Discovery (SPEC §2, §4).
+DISCOVERY_MODE = "auto"
+DISCOVERY_BATCH_SIZE = 1_000  # URLs per item: the unit of work of every pipeline
+SITEMAP_CONVENTIONAL_PATHS = ["/sitemap.xml", "/sitemap_index.xml", "/sitemap-index.xml"]
+SITEMAP_CONCURRENCY = 4  # sitemap documents fetched at once from one host
+SITEMAP_PARSE_CONCURRENCY = 2  # documents parsed at once (each holds a window of XML)
+SITEMAP_MAX_DOCUMENTS = 0  # 0 = no limit
+SITEMAP_MAX_URLS = 0  # 0 = no limit
+SITEMAP_MAX_DEPTH = 0  # index nesting; 0 = no limit (cycles are stopped by a visited set)
+SITEMAP_MAX_BYTES = 52_428_800 + 1_048_576  # decompressed; the protocol's 50 MiB + margin
+CRAWL_LOG_LIST_CAP = 1_000  # entries listed per list in _crawl-log.json (counts stay exact)
+PROGRESS_INTERVAL = 5.0  # seconds between progress lines; 0 = off
+
+# Defaults for options that later stages govern (BFS crawl, selection, service).
+BFS_MAX_PAGES = 0
+BFS_MAX_DEPTH = 0
+SELECTION_CAP = 5
+SSRF_GUARD_ENABLED = False
+ROBOTS_FAIL_CLOSED = True
+PREVIEW_ENABLED = False
+
+# Items are batches of up to 1,000 URLs and the pipelines are synchronous, so item
+# concurrency buys nothing. Scrapy buffers up to 2 × CONCURRENT_ITEMS callback outputs per
+# response (an asyncio.Queue): at the default of 100 that held ~600k URLs in memory on a
+# 1M-URL walk (measured: 357 MB peak RSS against 150 MB with this setting).
+CONCURRENT_ITEMS = 1

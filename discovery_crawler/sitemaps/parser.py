@@ -1,0 +1,494 @@
+"""Streaming sitemap parser: XML urlset / sitemapindex (any or no namespace), plain-text
+sitemaps, RSS 2.0 and Atom feeds.
+
+Safe by construction, like Scrapy's own ``scrapy.utils.sitemap``: entities are never
+resolved (no XXE, no billion laughs), nothing is fetched from the network, and malformed
+XML is recovered (``recover=True``) with the problem recorded in ``ParseResult``.
+Streaming: ``lxml.etree.iterparse`` reads the body in chunks and handled elements are
+cleared, so memory stays flat whatever the document's size.
+
+``iter_sitemap`` yields ``Entry`` tuples with the raw ``loc`` as written (resolution and
+normalization happen in the URL pipeline, in batches).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import lxml.etree
+
+from discovery_crawler.sitemaps.body import SitemapBody
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+_RECORD_TAGS = ("{*}url", "{*}sitemap", "{*}item", "{*}entry")
+_CLEAR_EVERY = 512
+_WHITESPACE = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+
+
+class Entry(NamedTuple):
+    """One ``<url>`` / ``<sitemap>`` / feed item / text line of a sitemap."""
+
+    loc: str
+    lastmod: str | None = None
+    changefreq: str | None = None
+    priority: str | None = None
+    # (hreflang or None, href) pairs from xhtml:link rel="alternate"
+    alternates: tuple[tuple[str | None, str], ...] | None = None
+    is_sitemap: bool = False
+
+
+@dataclass
+class ParseResult:
+    """What one document turned out to be, filled in while it is iterated."""
+
+    format: str = "unknown"  # urlset | sitemapindex | text | rss | atom | html | empty | ...
+    urls: int = 0
+    sitemaps: int = 0
+    extensions: dict[str, int] = field(default_factory=dict)  # image/video/news... elements
+    malformed: list[str] = field(default_factory=list)  # raw entries without a usable loc
+    malformed_count: int = 0
+    children: list[str] = field(default_factory=list)  # child sitemaps of an index
+    problem: str | None = None  # recovered error, in words
+    decompressed_bytes: int = 0
+    gzipped: bool = False
+
+    def add_malformed(self, raw: str, cap: int = 100) -> None:
+        self.malformed_count += 1
+        if len(self.malformed) < cap:
+            self.malformed.append(raw[:500])
+
+
+class _SkipLeadingWhitespace:
+    """Drop whitespace before the first ``<`` (libxml2 rejects it before ``<?xml``)."""
+
+    def __init__(self, body: SitemapBody):
+        self._body = body
+        self._started = False
+
+    def read(self, n: int) -> bytes:
+        data = self._body.read(n)
+        if not self._started:
+            while data and not data.lstrip(_WHITESPACE):
+                data = self._body.read(n)
+            data = data.lstrip(_WHITESPACE)
+            self._started = bool(data)
+        return data
+
+
+def sniff_format(head: bytes) -> str:
+    """Guess ``xml``, ``text`` or ``empty`` from the first bytes of a (decompressed) body."""
+    head = head.removeprefix(_BOM).lstrip(_WHITESPACE + b"\x00")
+    if not head:
+        return "empty"
+    if head[:1] == b"<":
+        return "xml"
+    return "text"
+
+
+def iter_sitemap(
+    body: bytes | SitemapBody,
+    result: ParseResult | None = None,
+    max_bytes: int = 0,
+    fast: bool = True,
+) -> Iterator[Entry]:
+    """Yield the entries of a sitemap body (raw bytes, gzipped or not), child sitemaps
+    (``is_sitemap``) after the pages."""
+    if result is None:
+        result = ParseResult()
+    make = Entry._make
+    for batch in iter_sitemap_batches(body, result, 1000, max_bytes, fast):
+        for fields in batch:
+            if len(fields) == 4:  # a fast-path tuple: '' marks a missing field
+                loc, lastmod, changefreq, priority = fields
+                yield make(
+                    (loc, lastmod or None, changefreq or None, priority or None, None, False)
+                )
+            else:
+                yield fields
+    for loc in result.children:
+        yield Entry(loc, is_sitemap=True)
+
+
+def iter_sitemap_batches(
+    body: bytes | SitemapBody,
+    result: ParseResult | None = None,
+    batch_size: int = 1000,
+    max_bytes: int = 0,
+    fast: bool = True,
+) -> Iterator[list[tuple[Any, ...]]]:
+    """Yield the page entries of a sitemap body in lists of up to ``batch_size``.
+
+    Each entry is a tuple whose first four fields are loc, lastmod, changefreq and
+    priority (``''`` or None when absent), optionally followed by alternates. Child
+    sitemaps of an index are collected in ``result.children`` (raw locations).
+    """
+    if result is None:
+        result = ParseResult()
+    if not isinstance(body, SitemapBody):
+        body = SitemapBody(body, max_bytes)
+    result.gzipped = body.gzipped
+    head = body.peek(4096)
+    kind = sniff_format(head)
+    try:
+        if kind == "xml":
+            skip = 0
+            if fast and _PLAIN_URLSET_HEAD.search(head):
+                try:
+                    for batch in _plain_urlset_batches(body, result, batch_size):
+                        skip += len(batch)
+                        yield batch
+                    return
+                except _NotPlain:
+                    # Not the plain shape after all: parse it again with lxml, without
+                    # yielding again the entries already yielded (same document order).
+                    body.restart()
+                    result.urls = 0
+            yield from _batched(_iter_xml(body, result), result, batch_size, skip)
+        elif kind == "text":
+            result.format = "text"
+            yield from _batched(_iter_text(body, result), result, batch_size, 0)
+        else:
+            result.format = "empty"
+    finally:
+        result.decompressed_bytes = body.size
+        if body.problem:
+            result.problem = f"{body.problem}; {result.problem}" if result.problem else body.problem
+
+
+def _batched(
+    entries: Iterator[Entry], result: ParseResult, size: int, skip: int
+) -> Iterator[list[tuple[Any, ...]]]:
+    batch: list[tuple[Any, ...]] = []
+    for entry in entries:
+        if entry[5]:
+            result.children.append(entry[0])
+            continue
+        if skip:
+            skip -= 1
+            continue
+        batch.append(entry)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+# -- fast path for plain urlsets ---------------------------------------------------------
+# Most large sitemaps are machine-written urlsets of plain <url> blocks (loc, lastmod,
+# changefreq, priority, in the protocol's order). For those a compiled regex does in C what
+# lxml + per-element Python does in ~5 µs a URL (measured: 1.4 µs against 5.3 µs), which is
+# most of the per-URL budget of a 1M-URL walk. Written by hand for that measured reason;
+# the guards below send anything else (prefixes, extensions, comments, CDATA, entities
+# other than the predefined ones, other encodings, odd order) back to lxml, and the tests
+# check that both paths give the same entries on every real sitemap.
+_PLAIN_URLSET_HEAD = re.compile(rb"<urlset[\s>]")
+# Values of these four fields never contain whitespace (a URL, a date, a word, a number), so
+# ``\s*([^<\s]*)\s*`` captures them already stripped; a value with inner whitespace does not
+# match, the counts below disagree, and the document goes to lxml.
+_URL_BLOCK = re.compile(
+    r"<url>\s*<loc>\s*([^<\s]*)\s*</loc>"
+    r"(?:\s*<lastmod>\s*([^<\s]*)\s*</lastmod>)?"
+    r"(?:\s*<changefreq>\s*([^<\s]*)\s*</changefreq>)?"
+    r"(?:\s*<priority>\s*([^<\s]*)\s*</priority>)?"
+    r"\s*</url>"
+)
+_ENCODING = re.compile(r"""^\s*<\?xml[^>]*encoding=["']([A-Za-z0-9._-]+)""")
+_ENTITY = re.compile(r"&(#[0-9]+|#x[0-9A-Fa-f]+|[A-Za-z]+);")
+_PREDEFINED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
+_WINDOW = 1 << 18
+_MAX_PENDING = 8 << 20
+
+
+class _NotPlain(Exception):
+    """The document is not (or not only) plain <url> blocks: use the general parser."""
+
+
+def _unescape_entity(match: re.Match[str]) -> str:
+    name = match.group(1)
+    if name[0] == "#":
+        try:
+            return chr(int(name[2:], 16) if name[1] in "xX" else int(name[1:]))
+        except (ValueError, OverflowError):
+            raise _NotPlain from None
+    value = _PREDEFINED.get(name)
+    if value is None:
+        raise _NotPlain
+    return value
+
+
+def _unescape_values(matches: list[tuple[str, str, str, str]], text: str) -> list[Any]:
+    """Expand the predefined entities (only windows that have an ``&`` pay for this)."""
+    if text.count("&") != len(_ENTITY.findall(text)):
+        raise _NotPlain  # a bare '&' is not XML; let lxml recover it
+    return [tuple(_ENTITY.sub(_unescape_entity, v) if "&" in v else v for v in m) for m in matches]
+
+
+def _plain_urlset_batches(
+    body: SitemapBody, result: ParseResult, size: int
+) -> Iterator[list[tuple[str, str, str, str]]]:
+    pending = b""
+    first = True
+    while True:
+        chunk = body.read(_WINDOW)
+        if not chunk:
+            break
+        data = pending + chunk if pending else chunk
+        cut = data.rfind(b"</url>")
+        if cut < 0:
+            pending = data
+            if len(pending) > _MAX_PENDING:
+                raise _NotPlain
+            continue
+        cut += 6
+        window, pending = data[:cut], data[cut:]
+        try:
+            text = window.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _NotPlain from None
+        if "<!" in text:
+            raise _NotPlain  # comments, CDATA, DOCTYPE
+        header = 0
+        if first:
+            text = text.removeprefix("\ufeff")
+            declared = _ENCODING.match(text)
+            if declared and declared.group(1).lower() not in ("utf-8", "utf8", "us-ascii", "ascii"):
+                raise _NotPlain
+            if text.count("xmlns=") > 1 or "<urlset" not in text[: text.find("<url>")]:
+                raise _NotPlain
+            header = 1
+        elif "xmlns" in text:
+            raise _NotPlain
+        matches = _URL_BLOCK.findall(text)
+        count = len(matches)
+        if text.count("<url") != count + header or text.count("<loc") != count:
+            raise _NotPlain
+        if "&" in text:
+            matches = _unescape_values(matches, text)
+        first = False
+        result.urls += count
+        for i in range(0, count, size):
+            yield matches[i : i + size]
+    if first or pending.strip() != b"</urlset>":
+        raise _NotPlain
+    result.format = "urlset"
+
+
+def _iter_text(body: SitemapBody, result: ParseResult) -> Iterator[Entry]:
+    first = True
+    while line_bytes := body.readline():
+        if first:
+            line_bytes = line_bytes.removeprefix(_BOM)
+            first = False
+        line = line_bytes.decode("utf-8", "replace").strip()
+        if not line:
+            continue
+        if line.startswith(("http://", "https://", "/")) and not any(c.isspace() for c in line):
+            result.urls += 1
+            yield Entry(line)
+        else:
+            result.add_malformed(line)
+
+
+def _local(tag: object) -> str:
+    if tag.__class__ is not str:
+        return ""
+    return tag[tag.rfind("}") + 1 :]  # type: ignore[attr-defined]
+
+
+def _iter_xml(body: SitemapBody, result: ParseResult) -> Iterator[Entry]:
+    parser = lxml.etree.iterparse(
+        _SkipLeadingWhitespace(body),
+        events=("end",),
+        tag=_RECORD_TAGS,
+        recover=True,
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        remove_comments=True,
+        remove_pis=True,
+        remove_blank_text=True,
+        huge_tree=True,
+    )
+    extensions = result.extensions
+    make = Entry._make  # tuple.__new__: no Python-level __new__ per URL
+    keys: _Keys | None = None
+    n = 0
+    try:
+        for _, el in parser:
+            tag = el.tag
+            ns = tag[: tag.rfind("}") + 1]
+            name = tag[len(ns) :]
+            entry = None
+            if name == "url" or name == "sitemap":
+                # Fast path (measured ~2 µs less per URL than walking children by local
+                # name): map the children's qualified tags to their text in one C-level
+                # comprehension, then look the sitemap fields up under this namespace.
+                if keys is None or keys.ns != ns:
+                    keys = _Keys(ns)
+                fields = {child.tag: child.text for child in el}
+                loc = fields.get(keys.loc)
+                if loc is not None and fields.keys() <= keys.plain:
+                    loc = loc.strip()
+                    if loc:
+                        lastmod = fields.get(keys.lastmod)
+                        changefreq = fields.get(keys.changefreq)
+                        priority = fields.get(keys.priority)
+                        entry = make(
+                            (
+                                loc,
+                                lastmod.strip() if lastmod else None,
+                                changefreq.strip() if changefreq else None,
+                                priority.strip() if priority else None,
+                                None,
+                                name == "sitemap",
+                            )
+                        )
+                else:  # alternates, extensions, other namespaces, odd shapes
+                    entry = _sitemap_entry(el, name == "sitemap", extensions)
+            elif name == "item":
+                entry = _rss_entry(el)
+            elif name == "entry":
+                entry = _atom_entry(el)
+            if entry is None:
+                result.add_malformed(_describe(el))
+            elif entry[5]:
+                result.sitemaps += 1
+                yield entry
+            else:
+                result.urls += 1
+                yield entry
+            n += 1
+            el.clear(keep_tail=True)
+            if n % _CLEAR_EVERY == 0:
+                parent = el.getparent()
+                if parent is not None:
+                    del parent[: parent.index(el)]
+    except lxml.etree.XMLSyntaxError as exc:
+        result.problem = f"malformed XML, stopped at line {exc.lineno}: {exc.msg}"
+    root = getattr(parser, "root", None)
+    result.format = _document_format(root, result)
+    if result.problem is None:
+        errors = [e for e in parser.error_log if e.level >= lxml.etree.ErrorLevels.ERROR]
+        if errors:
+            first = errors[0]
+            result.problem = (
+                f"malformed XML recovered ({len(errors)} error(s)); first at line "
+                f"{first.line}: {first.message}"
+            )
+
+
+class _Keys:
+    """Qualified tag names of the sitemap fields under one namespace."""
+
+    __slots__ = ("changefreq", "lastmod", "loc", "ns", "plain", "priority")
+
+    def __init__(self, ns: str):
+        self.ns = ns
+        self.loc = ns + "loc"
+        self.lastmod = ns + "lastmod"
+        self.changefreq = ns + "changefreq"
+        self.priority = ns + "priority"
+        self.plain = frozenset((self.loc, self.lastmod, self.changefreq, self.priority))
+
+
+def _document_format(root: lxml.etree._Element | None, result: ParseResult) -> str:
+    if root is None:
+        return "unparseable"
+    name = _local(root.tag).lower()
+    if name in ("urlset", "sitemapindex"):
+        return "sitemapindex" if result.sitemaps and not result.urls else name
+    if name == "rss" or name == "rdf":
+        return "rss"
+    if name == "feed":
+        return "atom"
+    if name == "html":
+        return "html"
+    return f"xml:{name}" if name else "unparseable"
+
+
+def _text(el: lxml.etree._Element) -> str | None:
+    text = el.text
+    if text is None:
+        return None
+    text = text.strip()
+    return text or None
+
+
+def _sitemap_entry(
+    el: lxml.etree._Element, is_sitemap: bool, extensions: dict[str, int]
+) -> Entry | None:
+    loc = lastmod = changefreq = priority = None
+    alternates: list[tuple[str | None, str]] | None = None
+    for child in el:
+        tag = child.tag
+        if tag.__class__ is not str:
+            continue
+        name = tag[tag.rfind("}") + 1 :]
+        if name == "loc":
+            loc = _text(child)
+        elif name == "lastmod":
+            lastmod = _text(child)
+        elif name == "changefreq":
+            changefreq = _text(child)
+        elif name == "priority":
+            priority = _text(child)
+        elif name == "link":
+            href = child.get("href")
+            if href and child.get("rel", "alternate") == "alternate":
+                if alternates is None:
+                    alternates = []
+                alternates.append((child.get("hreflang"), href.strip()))
+        else:
+            extensions[name] = extensions.get(name, 0) + 1
+    if loc is None and len(el) == 0:
+        # Lenient, like crawler-commons: ``<sitemap>https://…</sitemap>`` with no <loc>.
+        loc = _text(el)
+    if not loc:
+        return None
+    return Entry(
+        loc,
+        lastmod,
+        changefreq,
+        priority,
+        tuple(alternates) if alternates else None,
+        is_sitemap,
+    )
+
+
+def _rss_entry(el: lxml.etree._Element) -> Entry | None:
+    link = guid = lastmod = None
+    for child in el:
+        name = _local(child.tag)
+        if name == "link" and child.text:
+            link = _text(child)
+        elif name == "guid" and child.get("isPermaLink", "true") != "false":
+            guid = _text(child)
+        elif name in ("pubDate", "date", "updated"):
+            lastmod = lastmod or _text(child)
+    loc = link or guid
+    return Entry(loc, lastmod) if loc else None
+
+
+def _atom_entry(el: lxml.etree._Element) -> Entry | None:
+    href = lastmod = None
+    for child in el:
+        name = _local(child.tag)
+        if name == "link" and child.get("rel", "alternate") == "alternate":
+            href = href or (child.get("href") or "").strip() or None
+        elif name in ("updated", "published"):
+            lastmod = lastmod or _text(child)
+    return Entry(href, lastmod) if href else None
+
+
+def _describe(el: lxml.etree._Element) -> str:
+    """A short raw rendering of an entry that had no usable location."""
+    try:
+        return lxml.etree.tostring(el, encoding="unicode", with_tail=False)[:500]
+    except (TypeError, ValueError):
+        return f"<{_local(el.tag)}> without a location"

@@ -1,0 +1,2 @@
+"""Spiders: ``discover`` (the entry point; sitemap discovery). The BFS link crawler and
+``estimate`` come next."""

@@ -1,0 +1,102 @@
+"""The seen-set: which normalized URLs are already in the inventory.
+
+Memory per URL is what decides whether a 10M-URL site fits (SPEC §14: < 1 GiB). A Python
+``set`` of strings costs ~150 bytes per URL and a ``set`` of 64-bit ints ~70 (measured
+here for 1M URLs), so fingerprints live in an open-addressing table inside one
+``array('q')``: 8 bytes a slot, kept between 35% and 70% full — 11 to 23 bytes per URL
+(measured: 16.8 MB for 1M URLs). Written by hand because no field library offers a compact
+integer set; the probe loop costs ~0.3 µs a URL against ~0.2 µs for ``set.add``.
+
+The fingerprint is Python's ``hash()`` of the normalized URL (~0.08 µs; salted per
+process, fine for an in-process set). Two distinct URLs share one with probability
+~n²/2⁶⁵ (~3·10⁻⁶ for 10M URLs); such a URL would be counted as a duplicate of the other.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+_EMPTY = 0
+_MIN_SLOTS = 1 << 20  # 8 MB: most sites never grow it
+
+
+def fingerprint(url: str) -> int:
+    """A non-zero 64-bit fingerprint of ``url`` (0 marks an empty slot)."""
+    return hash(url) or 1
+
+
+class SeenSet:
+    """Remembers fingerprints of URLs already admitted, and extra sources of duplicates."""
+
+    __slots__ = ("_count", "_limit", "_mask", "_slots", "extra_sources")
+
+    def __init__(self, capacity: int = 0) -> None:
+        size = _MIN_SLOTS
+        while size * 0.7 < capacity:
+            size <<= 1
+        self._slots = array("q", bytes(8 * size))
+        self._mask = size - 1
+        self._limit = int(size * 0.7)
+        self._count = 0
+        # fingerprint -> further sources (sitemap URLs) that listed an already-seen URL.
+        # Only duplicates land here, so it grows with duplicates, not with the site.
+        self.extra_sources: dict[int, list[str]] = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the table (not counting ``extra_sources``)."""
+        return self._slots.itemsize * len(self._slots)
+
+    def __contains__(self, url: str) -> bool:
+        fp = hash(url) or 1
+        slots, mask = self._slots, self._mask
+        i = fp & mask
+        while True:
+            value = slots[i]
+            if value == fp:
+                return True
+            if value == _EMPTY:
+                return False
+            i = (i + 1) & mask
+
+    def add(self, url: str) -> bool:
+        """Add ``url``; return True if it was new."""
+        fp = hash(url) or 1
+        slots, mask = self._slots, self._mask
+        i = fp & mask
+        while True:
+            value = slots[i]
+            if value == _EMPTY:
+                slots[i] = fp
+                self._count += 1
+                if self._count > self._limit:
+                    self._grow()
+                return True
+            if value == fp:
+                return False
+            i = (i + 1) & mask
+
+    def _grow(self) -> None:
+        old = self._slots
+        size = len(old) * 2
+        slots = array("q", bytes(8 * size))
+        mask = size - 1
+        for fp in old:
+            if fp:
+                i = fp & mask
+                while slots[i]:
+                    i = (i + 1) & mask
+                slots[i] = fp
+        self._slots, self._mask, self._limit = slots, mask, int(size * 0.7)
+
+    def add_source(self, url: str, source: str) -> None:
+        """Record that ``source`` also listed the already-seen ``url``."""
+        sources = self.extra_sources.setdefault(hash(url) or 1, [])
+        if source not in sources and len(sources) < 50:
+            sources.append(source)
+
+    def sources_of(self, url: str) -> list[str]:
+        return self.extra_sources.get(hash(url) or 1, [])
