@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# One command from a fresh clone: set up, serve the bundled demo site on 127.0.0.1,
+# run `scrapy crawl discover` against it, and show where the results are.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+out=discovery/demo
+mkdir -p "$out"
+portfile=$(mktemp)
+.venv/bin/python -m discovery_crawler.site_server demo/23people-handbook/site.tar.xz \
+  --rewrite https://23people.io --port-file "$portfile" >/dev/null &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$portfile"' EXIT
+for _ in $(seq 50); do [ -s "$portfile" ] && break; sleep 0.1; done
+port=$(cat "$portfile")
+.venv/bin/scrapy crawl discover -a url="http://127.0.0.1:$port/" -a out="$out" \
+  -O "$out/inventory.jsonl" "$@"
+echo
+echo "Inventory: $out/inventory.jsonl ($(wc -l < "$out/inventory.jsonl") URLs)"
+echo "Crawl log: $out/_crawl-log.json"

@@ -1,0 +1,121 @@
+"""Shared test helpers: loopback site servers, real-data paths, and running the real spider.
+
+Every crawl test runs ``scrapy crawl discover`` as a subprocess against a server on
+127.0.0.1 at a free port — the way users run it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from discovery_crawler.site_server import SiteServer
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+REALDATA = Path(os.environ.get("DISCOVERY_REALDATA", ROOT.parent / "shared" / "realdata"))
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def realdata(*parts: str) -> Path:
+    """A path under ../shared/realdata; fails in CI and skips elsewhere when it is missing."""
+    path = REALDATA.joinpath(*parts)
+    if not path.exists():
+        message = f"real-data folder missing: {path} (set DISCOVERY_REALDATA)"
+        if IN_CI:
+            pytest.fail(f"{message}; in CI this is a failure, not a skip")
+        pytest.skip(f"{message}; outside CI such tests skip")
+    return path
+
+
+@pytest.fixture
+def serve():
+    """Start a ``SiteServer`` for a folder: ``serve(root, rewrite=[...])``."""
+    servers: list[SiteServer] = []
+
+    def start(root: Path, rewrite: list[str] | None = None) -> SiteServer:
+        server = SiteServer(root, rewrite).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@dataclass
+class CrawlResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    records: list[dict[str, Any]]
+    crawl_log: dict[str, Any] | None
+    feed: Path
+    out: Path
+    raw_feed: str = field(default="", repr=False)
+
+    @property
+    def run(self) -> dict[str, Any]:
+        assert self.crawl_log is not None, self.stderr[-3000:]
+        return self.crawl_log["runs"][-1]
+
+    @property
+    def discovery(self) -> dict[str, Any]:
+        return self.run["discovery"]
+
+    @property
+    def urls(self) -> list[str]:
+        return [r["url"] for r in self.records]
+
+    def attempt(self, url_end: str) -> dict[str, Any]:
+        matches = [a for a in self.discovery["sitemap_attempts"] if a["url"].endswith(url_end)]
+        assert len(matches) == 1, (url_end, self.discovery["sitemap_attempts"])
+        return matches[0]
+
+
+def run_discover(
+    url: str,
+    tmp_path: Path,
+    *args: str,
+    feed: str = "inventory.jsonl",
+    settings: dict[str, Any] | None = None,
+    timeout: float = 600,
+    out: Path | None = None,
+) -> CrawlResult:
+    """Run ``scrapy crawl discover -a url=… -O feed`` in the project, return what it wrote."""
+    out = out or tmp_path / "out"
+    feed_path = tmp_path / feed
+    merged = {"HOST_INTERVAL": 0, "PROGRESS_INTERVAL": 0}
+    merged.update(settings or {})
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={url}"]
+    cmd += ["-a", f"out={out}", "-O", str(feed_path)]
+    for name, value in merged.items():
+        cmd += ["-s", f"{name}={value}"]
+    cmd += list(args)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    raw = feed_path.read_text(encoding="utf-8") if feed_path.exists() else ""
+    records: list[dict[str, Any]] = []
+    if feed.endswith(".jsonl"):
+        records = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    log_path = out / "_crawl-log.json"
+    crawl_log = json.loads(log_path.read_text(encoding="utf-8")) if log_path.exists() else None
+    return CrawlResult(
+        proc.returncode, proc.stdout, proc.stderr, records, crawl_log, feed_path, out, raw
+    )
+
+
+@pytest.fixture
+def discover(tmp_path):
+    """``discover(url, *args, **kw)``: run the real spider into this test's temp folder."""
+
+    def run(url: str, *args: str, **kwargs: Any) -> CrawlResult:
+        return run_discover(url, tmp_path, *args, **kwargs)
+
+    return run
