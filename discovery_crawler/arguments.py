@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 MODES = ("auto", "sitemap", "links", "union")
 MODES_AVAILABLE = ("auto", "sitemap")  # links/union arrive with the BFS link crawler
 RENDER = ("never", "auto", "always")
-SITEMAP_SUFFIXES = (".xml", ".xml.gz", ".txt", ".txt.gz", ".gz")
+SITEMAP_SUFFIXES = (".xml", ".xml.gz", ".txt", ".txt.gz", ".gz", ".rss", ".atom")
 
 
 class ArgumentError(ValueError):

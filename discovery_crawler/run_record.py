@@ -20,6 +20,16 @@ if TYPE_CHECKING:
     from discovery_crawler.sitemaps.attempts import SitemapAttempt
 
 
+COUNT_KEYS = (
+    "discovered",  # URLs in the inventory
+    "duplicates",  # sightings of a URL already in it (sources merged)
+    "malformed",  # entries whose location could not be resolved or normalized
+    "over_limit",  # unique URLs past SITEMAP_MAX_URLS
+    "alternates_listed",  # same-site hreflang alternates offered to the inventory
+    "sitemaps_repeated",  # index children already tried (cycles, repeats)
+)
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -56,7 +66,8 @@ class RunRecord:
         self.sitemaps_pending = 0
         self.sitemaps_done = 0
         self.seen = SeenSet()
-        self.counts: Counter[str] = Counter()
+        # Every counter is reported, zeros included.
+        self.counts: Counter[str] = Counter(dict.fromkeys(COUNT_KEYS, 0))
         self.other_hosts: Counter[str] = Counter()
         self.other_hosts_by_sitemap: dict[str, Counter[str]] = {}
         self.malformed = CappedList(list_cap)
@@ -66,6 +77,7 @@ class RunRecord:
         self.warnings: list[str] = []
         self.failure: str | None = None  # set when the run could not do its job
         self.finish_reason: str | None = None
+        self.judged = False  # finalize_record() ran
 
     # -- counters ---------------------------------------------------------------------
     @property

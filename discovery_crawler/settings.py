@@ -35,7 +35,7 @@ EXTENSIONS = {
 
 # Politeness: at most one request per HOST_INTERVAL seconds to a host (0 = off).
 HOST_INTERVAL = 1.0
-RANDOMIZE_DOWNLOAD_DELAY = False
+DOWNLOAD_DELAY_JITTER = 0  # the interval is a floor, not an average
 CONCURRENT_REQUESTS = 16
 DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 1

@@ -90,9 +90,7 @@ class SiteServer:
         candidate = (self.root / path.lstrip("/")).resolve()
         if self.root.resolve() not in (candidate, *candidate.parents):
             return None  # never outside the site folder
-        if candidate.is_dir():
-            candidate = candidate / "index.html"
-        elif not candidate.exists() and (candidate / "index.html").exists():
+        if candidate.is_dir() or (not candidate.exists() and (candidate / "index.html").exists()):
             candidate = candidate / "index.html"
         return candidate if candidate.is_file() else None
 
@@ -119,7 +117,7 @@ class SiteServer:
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            def do_GET(self) -> None:
                 file = server.resolve(self.path)
                 if file is None:
                     self._send(404, b"not found", "text/plain")

@@ -1,7 +1,8 @@
 """``scrapy crawl`` for this project: the stock command, plus
 
 - a wrong spider argument prints one line naming it and what it accepts, and exits with
-  status 2 — no traceback (the spider validates the same way under Scrapyd);
+  status 2 — before Scrapy starts, so no traceback and no start-up log (the spider
+  validates the same way when run under Scrapyd or from a script);
 - a run that could not do its job (an unreachable host) exits with status 1.
 """
 
@@ -11,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
-from scrapy.exceptions import UsageError
+from scrapy.spiderloader import get_spider_loader
 
 from discovery_crawler.arguments import ArgumentError
 
@@ -20,25 +21,30 @@ if TYPE_CHECKING:
 
 
 class Command(ScrapyCrawlCommand):
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        if len(args) != 1:
+            return
+        try:
+            spidercls = get_spider_loader(self.settings).load(args[0])
+        except KeyError:
+            return  # the stock command reports an unknown spider
+        validate = getattr(spidercls, "validate_arguments", None)
+        if validate is None:
+            return
+        try:
+            validate(opts.spargs, self.settings)
+        except ArgumentError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) != 1:
             super().run(args, opts)
             return
         assert self.crawler_process
-        spidercls = self.crawler_process.spider_loader.load(args[0])
-        validate = getattr(spidercls, "validate_arguments", None)
-        if validate is not None:
-            try:
-                validate(opts.spargs, self.settings)
-            except ArgumentError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                self.exitcode = 2
-                return
         crawler = self._create_crawler(args[0])
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
         if self.crawler_process.bootstrap_failed or crawler.stats.get_value("discovery/failed"):
             self.exitcode = 1
-
-
-__all__ = ["Command", "UsageError"]

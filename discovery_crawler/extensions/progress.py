@@ -118,12 +118,11 @@ class ProgressReport:
         record = self._record(spider)
         if record is None:
             return
+        spider.finalize_record(reason)  # type: ignore[attr-defined]
         feeds = list(self.crawler.settings.getdict("FEEDS"))
         crawl_log = getattr(spider, "crawl_log_path", None)
         lines = summary_lines(record, crawl_log, feeds)
         log = logger.error if record.failure else logger.info
         log("Summary\n  %s", "\n  ".join(lines))
-        if record.failure:
-            self.crawler.stats.set_value("discovery/failed", record.failure)
         if reason != "finished":
             logger.warning("run ended early: %s", reason)

@@ -51,9 +51,8 @@ def read_crawl_log(path: Path) -> dict[str, Any]:
     return data
 
 
-def append_run(out_dir: Path, run: dict[str, Any]) -> Path:
-    """Append ``run`` to ``out_dir/_crawl-log.json``; return the path written."""
-    path = out_dir / CRAWL_LOG_NAME
+def append_run(path: Path, run: dict[str, Any]) -> Path:
+    """Append ``run`` to the crawl log at ``path`` (created if missing); return the path."""
     log: dict[str, Any] = {"runs": []}
     if path.exists():
         try:

@@ -1,9 +1,12 @@
-"""Crawl-log writer: at the end of a run, append the run's record to ``_crawl-log.json``."""
+"""Crawl-log writer: appends the run's record to ``_crawl-log.json`` when the spider
+closes (on ``spider_closed``, so the record carries Scrapy's finish reason)."""
 
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING, Any
+
+from scrapy import Spider, signals
 
 from discovery_crawler.output.crawl_log import append_run
 from discovery_crawler.run_record import now_iso
@@ -24,16 +27,20 @@ class CrawlLogPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
+        pipeline = cls(crawler)
+        crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
+        return pipeline
 
     def process_item(self, item: Any) -> Any:
         return item
 
-    def close_spider(self) -> None:
-        spider = self.crawler.spider
-        record = spider.record  # type: ignore[union-attr]
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        record = getattr(spider, "record", None)
+        if record is None:
+            return
+        spider.finalize_record(reason)  # type: ignore[attr-defined]
         record.finished_at = now_iso()
-        record.finish_reason = self.crawler.stats.get_value("finish_reason")
-        spider.finalize_record()  # type: ignore[union-attr]
-        path = append_run(spider.out_dir, record.as_dict())  # type: ignore[union-attr]
-        spider.crawl_log_path = path  # type: ignore[union-attr]
+        try:
+            append_run(spider.crawl_log_path, record.as_dict())  # type: ignore[attr-defined]
+        except OSError as exc:
+            logger.error("could not write the crawl log %s: %s", spider.crawl_log_path, exc)  # type: ignore[attr-defined]

@@ -22,6 +22,7 @@ from scrapy.utils.sitemap import sitemap_urls_from_robots
 
 from discovery_crawler.arguments import MODES_AVAILABLE, ArgumentError, RunOptions
 from discovery_crawler.items import UrlBatch
+from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME
 from discovery_crawler.profiles import available_profiles, load_profile
 from discovery_crawler.run_record import RunRecord
 from discovery_crawler.sitemaps.attempts import SitemapAttempt, content_preference
@@ -95,7 +96,7 @@ class DiscoverSpider(SitemapSpider):
         self.out_dir = (
             Path(self.options.out) if self.options.out else default_out_dir(self.options.url)
         )
-        self.crawl_log_path: Path | None = None
+        self.crawl_log_path = self.out_dir / CRAWL_LOG_NAME
         self._visited: set[str] = set()
         self.documents_scheduled = 0
         self._parse_slots: asyncio.Semaphore | None = None
@@ -134,7 +135,8 @@ class DiscoverSpider(SitemapSpider):
         self.max_bytes = settings.getint("SITEMAP_MAX_BYTES")
         self.parse_concurrency = max(1, settings.getint("SITEMAP_PARSE_CONCURRENCY"))
         self.conventional_paths = settings.getlist("SITEMAP_CONVENTIONAL_PATHS")
-        recorded = {name: settings.get(name) for name in _SETTINGS_IN_LOG}
+        recorded: dict[str, Any] = {"HOST_INTERVAL": settings.getfloat("HOST_INTERVAL")}
+        recorded.update((name, settings.getint(name)) for name in _SETTINGS_IN_LOG[1:])
         self.record = RunRecord(self.options, recorded, settings.getint("CRAWL_LOG_LIST_CAP"))
         self.mode = self.options.mode
         profile_mode = settings.get("DISCOVERY_MODE", "auto")
@@ -417,10 +419,16 @@ class DiscoverSpider(SitemapSpider):
                 yield request
 
     # -- end of run ---------------------------------------------------------------------
-    def finalize_record(self) -> None:
-        """Judge the run once everything is in: did discovery do its job?"""
+    def finalize_record(self, reason: str | None = None) -> None:
+        """Judge the run once everything is in: did discovery do its job? (idempotent)"""
         record = self.record
+        if reason is not None:
+            record.finish_reason = reason
+        if record.judged:
+            return
+        record.judged = True
         if record.failure:
+            self.crawler.stats.set_value("discovery/failed", record.failure)
             return
         attempts = list(record.attempts.values())
         fetched = [a for a in attempts if a.status is not None]
@@ -430,6 +438,8 @@ class DiscoverSpider(SitemapSpider):
             record.failure = f"site unreachable: {errors[0] if errors else 'no response'}"
         elif not record.attempts_ok():
             record.warn("no sitemap yielded any URL (see discovery.sitemap_attempts for why)")
+        if record.failure:
+            self.crawler.stats.set_value("discovery/failed", record.failure)
         if record.other_hosts:
             for sitemap, hosts in record.other_hosts_by_sitemap.items():
                 for origin, count in hosts.most_common(3):

@@ -1,0 +1,113 @@
+"""Spider arguments and profiles: validated once, one clear line on error, exit status 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from discovery_crawler.arguments import ArgumentError, RunOptions, input_kind
+from discovery_crawler.profiles import available_profiles, load_profile
+from tests.conftest import ROOT
+
+PROFILES = available_profiles()
+
+
+def test_the_five_profiles_exist_and_load():
+    """SPEC §1: default, sample, massive, polite, service — each a file of settings."""
+    assert PROFILES == ("default", "massive", "polite", "sample", "service")
+    for name in PROFILES:
+        settings = load_profile(name)
+        assert settings and all(key.isupper() for key in settings)
+    assert load_profile("sample")["SITEMAP_MAX_URLS"] == 10_000
+    assert load_profile("massive")["SITEMAP_CONCURRENCY"] == 8
+    assert load_profile("polite")["SITEMAP_MAX_DOCUMENTS"] == 20
+
+
+@pytest.mark.parametrize(
+    ("url", "kind"),
+    [
+        ("https://example.com/", "homepage"),
+        ("https://example.com/blog", "homepage"),
+        ("https://example.com/robots.txt", "robots"),
+        ("https://example.com/sitemap.xml", "sitemap"),
+        ("https://example.com/s/sitemap.xml.gz", "sitemap"),
+        ("https://example.com/sitemap.txt", "sitemap"),
+        ("https://example.com/feed.rss", "sitemap"),
+        ("https://example.com/SITEMAP.XML", "sitemap"),
+    ],
+)
+def test_input_kind(url, kind):
+    assert input_kind(url) == kind
+
+
+def test_valid_arguments_are_parsed():
+    opts = RunOptions.from_arguments(
+        {
+            "url": "example.com",
+            "mode": "SITEMAP",
+            "profile": "massive",
+            "include_paths": "blog, /docs",
+            "cap": "7",
+            "all": "1",
+            "_job": "abc",  # Scrapyd's own argument is accepted
+        },
+        PROFILES,
+    )
+    assert opts.url == "https://example.com"
+    assert opts.mode == "sitemap"
+    assert opts.include_paths == ("/blog", "/docs")
+    assert opts.cap == 7 and opts.all is True
+    assert opts.extra == {"_job": "abc"}
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        ({}, "url"),
+        ({"url": ""}, "url"),
+        ({"url": "ftp://example.com/"}, "url"),
+        ({"url": "http://[::1"}, "url"),
+        ({"url": "http://exa mple.com/"}, "url"),
+        ({"url": "https://x.com", "mode": "fast"}, "mode"),
+        ({"url": "https://x.com", "mode": "links"}, "mode"),
+        ({"url": "https://x.com", "profile": "huge"}, "profile"),
+        ({"url": "https://x.com", "cap": "0"}, "cap"),
+        ({"url": "https://x.com", "max_pages": "many"}, "max_pages"),
+        ({"url": "https://x.com", "all": "maybe"}, "all"),
+        ({"url": "https://x.com", "render": "sometimes"}, "render"),
+        ({"url": "https://x.com", "out": " "}, "out"),
+        ({"url": "https://x.com", "colour": "blue"}, "colour"),
+    ],
+)
+def test_bad_arguments_name_the_argument(args, name):
+    with pytest.raises(ArgumentError) as info:
+        RunOptions.from_arguments(args, PROFILES)
+    assert info.value.name == name
+    assert str(info.value).startswith(f"argument {name}: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ([], "argument url: missing"),
+        (["-a", "url=https://x.com", "-a", "mode=bogus"], "expected one of auto, sitemap"),
+        (["-a", "url=https://x.com", "-a", "profile=nope"], "default, massive, polite"),
+        (["-a", "url=https://x.com", "-O", "out.xml"], "format 'xml' is not supported"),
+    ],
+)
+def test_cli_bad_argument_one_line_exit_2(args, expected, tmp_path):
+    """A wrong argument: one line on stderr, status 2, no traceback, no crawl started."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "discover", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: argument ")
+    assert expected in lines[0]
