@@ -25,7 +25,7 @@ COUNT_KEYS = (
     "duplicates",  # sightings of a URL already in it (sources merged)
     "malformed",  # entries whose location could not be resolved or normalized
     "over_limit",  # unique URLs past SITEMAP_MAX_URLS
-    "alternates_listed",  # same-site hreflang alternates offered to the inventory
+    "alternate_only",  # URLs in the inventory only as same-site hreflang alternates
     "sitemaps_repeated",  # index children already tried (cycles, repeats)
 )
 

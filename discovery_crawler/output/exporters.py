@@ -102,8 +102,29 @@ def _merge_sources(obj: dict[str, Any], extra: list[str]) -> None:
     obj["sources"] = sources
 
 
+def patched_record(obj: dict[str, Any], seen: SeenSet) -> dict[str, Any] | None:
+    """The final form of a written record, or None when nothing changed since.
+
+    Two things can change after a line is written: further sitemaps list the URL (their
+    sources are added), or a URL that entered as an hreflang alternate is listed as a
+    ``<loc>`` (that listing's record replaces it; the alternate's sitemap stays a source).
+    """
+    fp = hash(obj["url"]) or 1
+    upgrade = seen.upgrades.get(fp)
+    extra = seen.extra_sources.get(fp)
+    if upgrade is None and not extra:
+        return None
+    if upgrade is not None:
+        earlier = obj.get("sources") or []
+        obj = json.loads(json_line(upgrade))
+        _merge_sources(obj, earlier)
+    if extra:
+        _merge_sources(obj, extra)
+    return obj
+
+
 class _RecordExporter(BaseItemExporter):
-    """Shared machinery: write records as they come; merge duplicates' sources at the end."""
+    """Shared machinery: write records as they come; patch changed records at the end."""
 
     def __init__(self, file: BinaryIO, **kwargs: Any):
         super().__init__(dont_fail=True, **kwargs)
@@ -125,19 +146,19 @@ class _RecordExporter(BaseItemExporter):
         raise NotImplementedError
 
     def finish_exporting(self) -> None:
-        extra = self.seen.extra_sources if self.seen is not None else {}
-        if not extra or not self.count:
+        seen = self.seen
+        if seen is None or not self.count or not (seen.extra_sources or seen.upgrades):
             return
-        # Some URLs were listed again after their line was written: rewrite the feed
-        # once, streaming, adding those sources (memory: the duplicates only).
+        # Some URLs changed after their line was written: rewrite the feed once,
+        # streaming (memory: the changed records only).
         self.file.flush()
         try:
             self.file.seek(0)
         except (OSError, ValueError):
             logger.warning(
                 "feed is not seekable: %d URLs listed by several sitemaps show their "
-                "first sitemap only (all sources are in _crawl-log.json)",
-                len(extra),
+                "first listing only",
+                len(seen.extra_sources) + len(seen.upgrades),
             )
             return
         with tempfile.TemporaryFile(prefix="discovery-feed-") as copy:
@@ -150,7 +171,7 @@ class _RecordExporter(BaseItemExporter):
             copy.seek(0)
             self.file.seek(0)
             self.file.truncate()
-            self.rewrite(copy, extra)
+            self.rewrite(copy, seen)
 
     def _reader(self) -> BinaryIO:
         if getattr(self.file, "readable", lambda: False)():
@@ -159,7 +180,7 @@ class _RecordExporter(BaseItemExporter):
         # FileFeedStorage opens the feed write-only ("wb"): read it by name.
         return open(self.file.name, "rb")
 
-    def rewrite(self, copy: BinaryIO, extra: dict[int, list[str]]) -> None:
+    def rewrite(self, copy: BinaryIO, seen: SeenSet) -> None:
         raise NotImplementedError
 
 
@@ -169,21 +190,21 @@ class JsonLinesExporter(_RecordExporter):
     def encode_batch(self, records: list[dict[str, Any]]) -> bytes:
         return json_lines(records).encode(self.encoding)
 
-    def rewrite(self, copy: BinaryIO, extra: dict[int, list[str]]) -> None:
+    def rewrite(self, copy: BinaryIO, seen: SeenSet) -> None:
         for line in copy:
-            self.file.write(_patch_line(line, extra, self.encoding))
+            self.file.write(_patch_line(line, seen, self.encoding))
 
 
-def _patch_line(line: bytes, extra: dict[int, list[str]], encoding: str) -> bytes:
+def _patch_line(line: bytes, seen: SeenSet, encoding: str) -> bytes:
     # Every line starts with {"url": "<url>", so the URL is found without parsing JSON.
     end = line.find(b'", "source"', 9)
-    url = json.loads(line[8 : end + 1]) if end > 0 else None
-    sources = extra.get(hash(url) or 1) if url is not None else None
-    if not sources:
+    if end < 0:
         return line
-    obj = json.loads(line)
-    _merge_sources(obj, sources)
-    return (_dumps(obj) + "\n").encode(encoding)
+    fp = hash(json.loads(line[8 : end + 1])) or 1
+    if fp not in seen.extra_sources and fp not in seen.upgrades:
+        return line
+    obj = patched_record(json.loads(line), seen)
+    return line if obj is None else (_dumps(obj) + "\n").encode(encoding)
 
 
 class JsonExporter(JsonLinesExporter):
@@ -200,12 +221,12 @@ class JsonExporter(JsonLinesExporter):
         self.file.write(b"\n]\n")
         super().finish_exporting()
 
-    def rewrite(self, copy: BinaryIO, extra: dict[int, list[str]]) -> None:
+    def rewrite(self, copy: BinaryIO, seen: SeenSet) -> None:
         for line in copy:
             if line.startswith(b'{"url": '):
                 ending = b",\n" if line.endswith(b",\n") else b"\n"
                 body = line[: -len(ending)]
-                line = _patch_line(body + b"\n", extra, self.encoding).rstrip(b"\n") + ending
+                line = _patch_line(body + b"\n", seen, self.encoding).rstrip(b"\n") + ending
             self.file.write(line)
 
 
@@ -217,44 +238,59 @@ def _cell(value: Any) -> Any:
     return value
 
 
+def _csv_row(r: dict[str, Any]) -> tuple[Any, ...]:
+    sources = r.get("sources") or ([r["sitemap"]] if r["sitemap"] else [])
+    return (
+        r["url"],
+        r["source"],
+        r["sitemap"] or "",
+        _dumps(sources),
+        r["lastmod"] or "",
+        _cell(r["priority"]),
+        r["changefreq"] or "",
+        _cell(r["alternates"]),
+    )
+
+
+def _csv_record(row: list[str]) -> dict[str, Any]:
+    """A CSV row back to a record (for the end-of-run patch; numbers stay text)."""
+    url, source, sitemap, sources, lastmod, priority, changefreq, alternates = row
+    return {
+        "url": url,
+        "source": source,
+        "sitemap": sitemap or None,
+        "sources": json.loads(sources or "[]"),
+        "lastmod": lastmod or None,
+        "priority": priority or None,
+        "changefreq": changefreq or None,
+        "alternates": json.loads(alternates) if alternates else None,
+    }
+
+
 class CsvExporter(_RecordExporter):
     """``-O file.csv``: a header row, then one row per URL (lists as JSON text)."""
 
     def encode_batch(self, records: list[dict[str, Any]]) -> bytes:
         buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerows(
-            [
-                (
-                    r["url"],
-                    r["source"],
-                    r["sitemap"] or "",
-                    _dumps([r["sitemap"]]) if r["sitemap"] else "[]",
-                    r["lastmod"] or "",
-                    _cell(r["priority"]),
-                    r["changefreq"] or "",
-                    _cell(r["alternates"]),
-                )
-                for r in records
-            ]
-        )
+        csv.writer(buf, lineterminator="\n").writerows([_csv_row(r) for r in records])
         return buf.getvalue().encode(self.encoding)
 
     def start_exporting(self) -> None:
         self.file.write((",".join(RECORD_FIELDS) + "\n").encode(self.encoding))
 
-    def rewrite(self, copy: BinaryIO, extra: dict[int, list[str]]) -> None:
+    def rewrite(self, copy: BinaryIO, seen: SeenSet) -> None:
         text = io.TextIOWrapper(self.file, encoding=self.encoding, newline="", write_through=True)
         try:
             writer = csv.writer(text, lineterminator="\n")
             rows = csv.reader(io.TextIOWrapper(copy, encoding=self.encoding, newline=""))
             writer.writerow(next(rows))
             for row in rows:
-                sources = extra.get(hash(row[0]) or 1)
-                if sources:
-                    merged = {"sources": json.loads(row[3] or "[]")}
-                    _merge_sources(merged, sources)
-                    row[3] = _dumps(merged["sources"])
+                fp = hash(row[0]) or 1
+                if fp in seen.extra_sources or fp in seen.upgrades:
+                    obj = patched_record(_csv_record(row), seen)
+                    if obj is not None:
+                        writer.writerow(_csv_row(obj))
+                        continue
                 writer.writerow(row)
         finally:
             text.detach()

@@ -1,7 +1,10 @@
 """Dedup stage: a URL enters the inventory once; later sightings add their source.
 
-Also enforces the URL limit (``SITEMAP_MAX_URLS``) exactly: URLs past it are counted as
-seen but not kept, and the limit is recorded as bound.
+First seen wins, with one exception: a URL that entered only as an hreflang alternate and
+is later listed as a ``<loc>`` takes that listing's record (source, lastmod, priority…);
+the feed exporter applies the upgrade when the run ends. Also enforces the URL limit
+(``SITEMAP_MAX_URLS``) exactly: URLs past it are counted as seen but not kept, and the limit
+is recorded as bound.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
+from discovery_crawler.urls.seen import SeenSet
 
 if TYPE_CHECKING:
     from typing import Self
@@ -18,6 +22,21 @@ if TYPE_CHECKING:
     from discovery_crawler.run_record import RunRecord
 
 
+class _LazySeenSet:
+    """A ``SeenSet`` that costs nothing until the first add (most sites have no hreflang)."""
+
+    def __init__(self) -> None:
+        self._set: SeenSet | None = None
+
+    def add(self, url: str) -> bool:
+        if self._set is None:
+            self._set = SeenSet(min_slots=1 << 12)
+        return self._set.add(url)
+
+    def __contains__(self, url: str) -> bool:
+        return self._set is not None and url in self._set
+
+
 class DedupPipeline:
     """Drops records already in the inventory, remembering where else they were listed."""
 
@@ -25,6 +44,8 @@ class DedupPipeline:
         self.crawler = crawler
         self.stats = crawler.stats
         self.max_urls = crawler.settings.getint("SITEMAP_MAX_URLS")
+        # URLs that entered as hreflang alternates only (compact; allocated on first use).
+        self.alternates_only = _LazySeenSet()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -43,6 +64,7 @@ class DedupPipeline:
         duplicates = 0
         over_limit = 0
         room = self.max_urls - record.counts["discovered"] if self.max_urls else -1
+        alternates_only = self.alternates_only
         for rec in item.records:
             url = rec["url"]
             if add(url):
@@ -51,9 +73,20 @@ class DedupPipeline:
                     continue
                 room -= 1
                 kept.append(rec)
+                if rec["source"] == "alternate":
+                    alternates_only.add(url)
+                    record.counts["alternate_only"] += 1
             else:
                 duplicates += 1
-                seen.add_source(url, rec["sitemap"])
+                if (
+                    rec["source"] != "alternate"
+                    and url in alternates_only
+                    and not seen.upgraded(url)
+                ):
+                    seen.upgrade(url, rec)
+                    record.counts["alternate_only"] -= 1
+                else:
+                    seen.add_source(url, rec["sitemap"])
         item.records = kept
         item.seen = seen
         record.counts["discovered"] += len(kept)

@@ -79,9 +79,8 @@ class NormalizePipeline:
             except UrlError:
                 alternates.append({"hreflang": hreflang, "href": href})
                 continue
-            listed = alt[: alt.find("/", 8)] == site and alt != url
-            alternates.append({"hreflang": hreflang, "href": alt, "listed": listed})
-            if listed:
+            alternates.append({"hreflang": hreflang, "href": alt})
+            if alt[: alt.find("/", 8)] == site and alt != url:
                 records.append(
                     {
                         "url": alt,
@@ -105,8 +104,8 @@ class NormalizePipeline:
         site = record.site_origin
         other_hosts: Counter[str] = Counter()
         records: list[dict[str, Any]] = []
+        alternate_records: list[dict[str, Any]] = []  # after the locs: a <loc> wins
         malformed = 0
-        alternates_in = 0
         for entry in item.entries:
             # entry: (loc, lastmod, changefreq, priority[, alternates, ...]); '' = absent
             loc = entry[0]
@@ -126,10 +125,7 @@ class NormalizePipeline:
                     continue
             alternates = None
             if len(entry) > 4 and entry[4]:
-                alternates = self._alternates(entry[4], url, site, base, records)
-                alternates_in += sum(1 for a in alternates if a.get("listed"))
-                for alt in alternates:
-                    alt.pop("listed", None)
+                alternates = self._alternates(entry[4], url, site, base, alternate_records)
             priority = entry[3]
             records.append(
                 {
@@ -142,6 +138,8 @@ class NormalizePipeline:
                     "alternates": alternates,
                 }
             )
+        if alternate_records:
+            records.extend(alternate_records)
         item.records = records
         item.entries = []
         if other_hosts:
@@ -150,6 +148,4 @@ class NormalizePipeline:
         if malformed:
             record.counts["malformed"] += malformed
             self.stats.inc_value("discovery/urls/malformed", malformed)
-        if alternates_in:
-            record.counts["alternates_listed"] += alternates_in
         return item

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import lxml.etree
 
-from discovery_crawler.sitemaps.body import SitemapBody
+from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -64,11 +64,13 @@ class ParseResult:
 
 
 class _SkipLeadingWhitespace:
-    """Drop whitespace before the first ``<`` (libxml2 rejects it before ``<?xml``)."""
+    """Drop whitespace before the first ``<`` (libxml2 rejects it before ``<?xml``), and
+    remember the tail of what was read."""
 
     def __init__(self, body: SitemapBody):
         self._body = body
         self._started = False
+        self.tail = b""  # the last bytes handed to the parser
 
     def read(self, n: int) -> bytes:
         data = self._body.read(n)
@@ -77,6 +79,8 @@ class _SkipLeadingWhitespace:
                 data = self._body.read(n)
             data = data.lstrip(_WHITESPACE)
             self._started = bool(data)
+        if data:
+            self.tail = (self.tail + data)[-512:] if len(data) < 512 else data[-512:]
         return data
 
 
@@ -137,7 +141,8 @@ def iter_sitemap_batches(
     try:
         if kind == "xml":
             skip = 0
-            if fast and _PLAIN_URLSET_HEAD.search(head):
+            careful = b"<!DOCTYPE" in head or b"<!ENTITY" in head
+            if fast and not careful and _PLAIN_URLSET_HEAD.search(head):
                 try:
                     for batch in _plain_urlset_batches(body, result, batch_size):
                         skip += len(batch)
@@ -148,7 +153,8 @@ def iter_sitemap_batches(
                     # yielding again the entries already yielded (same document order).
                     body.restart()
                     result.urls = 0
-            yield from _batched(_iter_xml(body, result), result, batch_size, skip)
+            entries = _iter_xml(body, result, careful)
+            yield from _batched(entries, result, batch_size, skip)
         elif kind == "text":
             result.format = "text"
             yield from _batched(_iter_text(body, result), result, batch_size, 0)
@@ -164,17 +170,22 @@ def _batched(
     entries: Iterator[Entry], result: ParseResult, size: int, skip: int
 ) -> Iterator[list[tuple[Any, ...]]]:
     batch: list[tuple[Any, ...]] = []
-    for entry in entries:
-        if entry[5]:
-            result.children.append(entry[0])
-            continue
-        if skip:
-            skip -= 1
-            continue
-        batch.append(entry)
-        if len(batch) >= size:
+    try:
+        for entry in entries:
+            if entry[5]:
+                result.children.append(entry[0])
+                continue
+            if skip:
+                skip -= 1
+                continue
+            batch.append(entry)
+            if len(batch) >= size:
+                yield batch
+                batch = []
+    except SitemapTooLarge:
+        if batch:  # keep what was read before the cap
             yield batch
-            batch = []
+        raise
     if batch:
         yield batch
 
@@ -234,8 +245,14 @@ def _plain_urlset_batches(
 ) -> Iterator[list[tuple[str, str, str, str]]]:
     pending = b""
     first = True
+    carry: list[tuple[str, str, str, str]] = []  # matches not yet yielded (< size)
     while True:
-        chunk = body.read(_WINDOW)
+        try:
+            chunk = body.read(_WINDOW)
+        except SitemapTooLarge:
+            if carry:  # keep what was read before the cap
+                yield carry
+            raise
         if not chunk:
             break
         data = pending + chunk if pending else chunk
@@ -272,10 +289,17 @@ def _plain_urlset_batches(
             matches = _unescape_values(matches, text)
         first = False
         result.urls += count
-        for i in range(0, count, size):
+        if carry:
+            matches = carry + matches
+            count = len(matches)
+        full = count - count % size
+        for i in range(0, full, size):
             yield matches[i : i + size]
+        carry = matches[full:]
     if first or pending.strip() != b"</urlset>":
         raise _NotPlain
+    if carry:
+        yield carry
     result.format = "urlset"
 
 
@@ -301,9 +325,18 @@ def _local(tag: object) -> str:
     return tag[tag.rfind("}") + 1 :]  # type: ignore[attr-defined]
 
 
-def _iter_xml(body: SitemapBody, result: ParseResult) -> Iterator[Entry]:
+def _iter_xml(body: SitemapBody, result: ParseResult, careful: bool = False) -> Iterator[Entry]:
+    """lxml path. ``careful``: the document declares a DTD, so a field may hold an
+    (unexpanded) entity reference; every entry takes the field-by-field path, which
+    refuses such fields instead of reading the text before the reference.
+
+    One entry is held back until the next arrives: libxml2's recovery closes elements
+    left open at the end of a truncated document, and a ``<loc>`` cut off there must not
+    become a URL the sitemap never listed.
+    """
+    source = _SkipLeadingWhitespace(body)
     parser = lxml.etree.iterparse(
-        _SkipLeadingWhitespace(body),
+        source,
         events=("end",),
         tag=_RECORD_TAGS,
         recover=True,
@@ -318,6 +351,7 @@ def _iter_xml(body: SitemapBody, result: ParseResult) -> Iterator[Entry]:
     extensions = result.extensions
     make = Entry._make  # tuple.__new__: no Python-level __new__ per URL
     keys: _Keys | None = None
+    held: Entry | None = None
     n = 0
     try:
         for _, el in parser:
@@ -325,7 +359,9 @@ def _iter_xml(body: SitemapBody, result: ParseResult) -> Iterator[Entry]:
             ns = tag[: tag.rfind("}") + 1]
             name = tag[len(ns) :]
             entry = None
-            if name == "url" or name == "sitemap":
+            if careful and (name == "url" or name == "sitemap"):
+                entry = _sitemap_entry(el, name == "sitemap", extensions)
+            elif name == "url" or name == "sitemap":
                 # Fast path (measured ~2 µs less per URL than walking children by local
                 # name): map the children's qualified tags to their text in one C-level
                 # comprehension, then look the sitemap fields up under this namespace.
@@ -357,12 +393,11 @@ def _iter_xml(body: SitemapBody, result: ParseResult) -> Iterator[Entry]:
                 entry = _atom_entry(el)
             if entry is None:
                 result.add_malformed(_describe(el))
-            elif entry[5]:
-                result.sitemaps += 1
-                yield entry
+            elif held is None:
+                held = entry
             else:
-                result.urls += 1
-                yield entry
+                yield _counted(held, result)
+                held = entry
             n += 1
             el.clear(keep_tail=True)
             if n % _CLEAR_EVERY == 0:
@@ -371,6 +406,17 @@ def _iter_xml(body: SitemapBody, result: ParseResult) -> Iterator[Entry]:
                     del parent[: parent.index(el)]
     except lxml.etree.XMLSyntaxError as exc:
         result.problem = f"malformed XML, stopped at line {exc.lineno}: {exc.msg}"
+    except SitemapTooLarge:
+        if held is not None:  # its end tag was read: a complete entry before the cap
+            yield _counted(held, result)
+        raise
+    if held is not None:
+        if _LOC_LEFT_OPEN.search(source.tail) and (
+            result.problem or body.problem or parser.error_log
+        ):
+            result.add_malformed(f"{held[0]} (cut off by the end of the document)")
+        else:
+            yield _counted(held, result)
     root = getattr(parser, "root", None)
     result.format = _document_format(root, result)
     if result.problem is None:
@@ -381,6 +427,18 @@ def _iter_xml(body: SitemapBody, result: ParseResult) -> Iterator[Entry]:
                 f"malformed XML recovered ({len(errors)} error(s)); first at line "
                 f"{first.line}: {first.message}"
             )
+
+
+# The last loc/link tag in the document's tail is an opening one: the value was cut off.
+_LOC_LEFT_OPEN = re.compile(rb"<(?:[\w.-]+:)?(?:loc|link)>[^<]*\Z")
+
+
+def _counted(entry: Entry, result: ParseResult) -> Entry:
+    if entry[5]:
+        result.sitemaps += 1
+    else:
+        result.urls += 1
+    return entry
 
 
 class _Keys:
@@ -431,6 +489,8 @@ def _sitemap_entry(
             continue
         name = tag[tag.rfind("}") + 1 :]
         if name == "loc":
+            if len(child):  # an entity reference (never expanded) or markup inside <loc>
+                return None
             loc = _text(child)
         elif name == "lastmod":
             lastmod = _text(child)

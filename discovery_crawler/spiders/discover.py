@@ -99,6 +99,7 @@ class DiscoverSpider(SitemapSpider):
         self.crawl_log_path = self.out_dir / CRAWL_LOG_NAME
         self._visited: set[str] = set()
         self.documents_scheduled = 0
+        self.documents_skipped = 0
         self._parse_slots: asyncio.Semaphore | None = None
 
     @staticmethod
@@ -275,15 +276,19 @@ class DiscoverSpider(SitemapSpider):
             record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "depth"})
             record.limit_bound("SITEMAP_MAX_DEPTH", value=self.max_depth)
             record.warn(
-                f"sitemap indexes nested deeper than {self.max_depth} levels were not followed"
+                f"sitemaps nested more than {self.max_depth} index level(s) deep were not "
+                "followed (SITEMAP_MAX_DEPTH)"
             )
             return None
         if self.max_documents and self.documents_scheduled >= self.max_documents:
             record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "documents"})
+            self.documents_skipped += 1
             record.limit_bound(
                 "SITEMAP_MAX_DOCUMENTS",
                 value=self.max_documents,
-                skipped=record.skipped_sitemaps.count,
+                kept=self.documents_scheduled,
+                skipped=self.documents_skipped,
+                seen=self.documents_scheduled + self.documents_skipped,
             )
             return None
         if self._url_limit_reached():

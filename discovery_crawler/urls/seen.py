@@ -15,6 +15,7 @@ process, fine for an in-process set). Two distinct URLs share one with probabili
 from __future__ import annotations
 
 from array import array
+from typing import Any
 
 _EMPTY = 0
 _MIN_SLOTS = 1 << 20  # 8 MB: most sites never grow it
@@ -28,10 +29,10 @@ def fingerprint(url: str) -> int:
 class SeenSet:
     """Remembers fingerprints of URLs already admitted, and extra sources of duplicates."""
 
-    __slots__ = ("_count", "_limit", "_mask", "_slots", "extra_sources")
+    __slots__ = ("_count", "_limit", "_mask", "_slots", "extra_sources", "upgrades")
 
-    def __init__(self, capacity: int = 0) -> None:
-        size = _MIN_SLOTS
+    def __init__(self, capacity: int = 0, min_slots: int = 0) -> None:
+        size = min_slots or _MIN_SLOTS
         while size * 0.7 < capacity:
             size <<= 1
         self._slots = array("q", bytes(8 * size))
@@ -41,6 +42,8 @@ class SeenSet:
         # fingerprint -> further sources (sitemap URLs) that listed an already-seen URL.
         # Only duplicates land here, so it grows with duplicates, not with the site.
         self.extra_sources: dict[int, list[str]] = {}
+        # fingerprint -> the <loc> record of a URL first seen as an hreflang alternate.
+        self.upgrades: dict[int, dict[str, Any]] = {}
 
     def __len__(self) -> int:
         return self._count
@@ -97,6 +100,13 @@ class SeenSet:
         sources = self.extra_sources.setdefault(hash(url) or 1, [])
         if source not in sources and len(sources) < 50:
             sources.append(source)
+
+    def upgrade(self, url: str, record: dict[str, Any]) -> None:
+        """Replace the (alternate) record of an already-seen ``url`` by ``record``."""
+        self.upgrades[hash(url) or 1] = record
+
+    def upgraded(self, url: str) -> bool:
+        return (hash(url) or 1) in self.upgrades
 
     def sources_of(self, url: str) -> list[str]:
         return self.extra_sources.get(hash(url) or 1, [])
