@@ -58,9 +58,7 @@ def child_name(index: int, children: int) -> str:
     return f"sitemap-{index:0{width}d}.xml.gz"
 
 
-def generate_tree(
-    root: Path, base: str, children: int, per_child: int, seed: int
-) -> int:
+def generate_tree(root: Path, base: str, children: int, per_child: int, seed: int) -> int:
     """Write robots.txt, sitemap_index.xml and gzipped urlsets; return URL count.
 
     URLs are unique (article ids are a running counter) and the extra fields
@@ -167,9 +165,7 @@ def run_measured(
     includes interpreter start-up and imports, as a user would experience.
     """
     env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.upper().startswith(("SCRAPY_", "PYTHONPATH"))
+        k: v for k, v in os.environ.items() if not k.upper().startswith(("SCRAPY_", "PYTHONPATH"))
     }
     env |= {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
     env["PYTHONUNBUFFERED"] = "1"
@@ -227,13 +223,9 @@ def tail(path: Path, lines: int = 15) -> str:
 def ensure_peers_venv() -> Path:
     """Create ``bench/.venv-peers`` with usp pinned, once; return its python."""
     py = PEERS_VENV / "bin" / "python"
-    probe = (
-        "import importlib.metadata as m; print(m.version('ultimate-sitemap-parser'))"
-    )
+    probe = "import importlib.metadata as m; print(m.version('ultimate-sitemap-parser'))"
     if py.exists():
-        got = subprocess.run(
-            [py, "-c", probe], capture_output=True, text=True, check=False
-        )
+        got = subprocess.run([py, "-c", probe], capture_output=True, text=True, check=False)
         if got.stdout.strip() == USP_VERSION:
             return py
     base = shutil.which("python3") or sys.executable
@@ -257,9 +249,7 @@ def ensure_peers_venv() -> Path:
     return py
 
 
-def contender_cmd(
-    name: str, base: str, work: Path
-) -> tuple[list[str], Path, Path | None]:
+def contender_cmd(name: str, base: str, work: Path) -> tuple[list[str], Path, Path | None]:
     """Return (argv, cwd, JSONL output or None when the count is on stdout)."""
     quiet = ["-s", "TELNETCONSOLE_ENABLED=False", "-s", "REMOTE_CONTROL_ENABLED=False"]
     if name == "usp":
@@ -306,9 +296,7 @@ def contender_cmd(
     return cmd, PROJECT_DIR, out
 
 
-def run_contender(
-    name: str, base: str, work: Path, expected: int, timeout: float
-) -> Result:
+def run_contender(name: str, base: str, work: Path, expected: int, timeout: float) -> Result:
     """Run one contender; any failure is recorded, never raised."""
     res = Result(name=name)
     log_path = work / f"{name}.log"
@@ -320,9 +308,7 @@ def run_contender(
         return res
     res.cmd = cmd
     print(f"[run] {name}: {' '.join(cmd)}", flush=True)
-    rc, res.seconds, res.peak_rss_mb, timed_out = run_measured(
-        cmd, cwd, log_path, timeout
-    )
+    rc, res.seconds, res.peak_rss_mb, timed_out = run_measured(cmd, cwd, log_path, timeout)
     res.returncode = rc
     if out is not None:
         res.urls = count_lines(out)
@@ -399,8 +385,7 @@ def print_report(
         value = "n/a" if row["value"] is None else f"{row['value']:.2f}x"
         note = f"  ({row['note']})" if "note" in row else ""
         print(
-            f"{row['ratio']:<20} {value:>9}  target {op} {row['target']}x"
-            f"  {row['verdict']}{note}"
+            f"{row['ratio']:<20} {value:>9}  target {op} {row['target']}x  {row['verdict']}{note}"
         )
 
 
@@ -412,15 +397,9 @@ def print_report(
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """CLI flags; defaults give the 1M-URL configuration."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument(
-        "--children", type=int, default=20, help="child sitemaps (default 20)"
-    )
-    p.add_argument(
-        "--per-child", type=int, default=50_000, help="URLs per child (default 50000)"
-    )
-    p.add_argument(
-        "--only", default=",".join(CONTENDERS), help="comma list of: ours,usp,stock"
-    )
+    p.add_argument("--children", type=int, default=20, help="child sitemaps (default 20)")
+    p.add_argument("--per-child", type=int, default=50_000, help="URLs per child (default 50000)")
+    p.add_argument("--only", default=",".join(CONTENDERS), help="comma list of: ours,usp,stock")
     p.add_argument("--json", type=Path, help="write results as JSON here")
     p.add_argument(
         "--timeout",
@@ -428,12 +407,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=1800,
         help="seconds per contender (default 1800)",
     )
-    p.add_argument(
-        "--seed", type=int, default=1, help="RNG seed for the generated tree"
-    )
-    p.add_argument(
-        "--keep", action="store_true", help="keep the temp dir (tree, outputs, logs)"
-    )
+    p.add_argument("--seed", type=int, default=1, help="RNG seed for the generated tree")
+    p.add_argument("--keep", action="store_true", help="keep the temp dir (tree, outputs, logs)")
     args = p.parse_args(argv)
     args.only = [c.strip() for c in args.only.split(",") if c.strip()]
     if bad := set(args.only) - set(CONTENDERS):
@@ -466,14 +441,11 @@ def main(argv: list[str] | None = None) -> int:
             f"in {time.perf_counter() - t0:.1f}s; serving {base}/ from {site}",
             flush=True,
         )
-        thread = threading.Thread(
-            target=server.serve_forever, name="sitemap-server", daemon=True
-        )
+        thread = threading.Thread(target=server.serve_forever, name="sitemap-server", daemon=True)
         thread.start()
 
         results = {
-            name: run_contender(name, base, work, expected, args.timeout)
-            for name in args.only
+            name: run_contender(name, base, work, expected, args.timeout) for name in args.only
         }
         ratios = compute_ratios(results)
         print_report(results, ratios, expected)

@@ -66,7 +66,9 @@ def test_hreflang_alternates_captured_and_deduplicated(serve, discover):
     assert with_alternates, "hreflang alternates were not captured"
     langs = {a["hreflang"] for r in with_alternates for a in r["alternates"]}
     assert {"en", "ja"} <= langs
-    assert all(a["href"].startswith(server.origin) for r in with_alternates for a in r["alternates"])
+    assert all(
+        a["href"].startswith(server.origin) for r in with_alternates for a in r["alternates"]
+    )
     assert result.discovery["counts"]["duplicates"] > 0  # alternates already listed as <loc>
     assert len(result.records) == 134
 

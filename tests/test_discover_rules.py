@@ -594,7 +594,9 @@ def test_limit_depth_skips_deeper_indexes(site, discover):
     assert skipped["count"] == 1
     limits = {lim["limit"]: lim for lim in result.discovery["limits"]}
     assert limits["SITEMAP_MAX_DEPTH"]["value"] == 1
-    assert any("more than 1 index level" in w for w in result.run["warnings"]), result.run["warnings"]
+    assert any("more than 1 index level" in w for w in result.run["warnings"]), result.run[
+        "warnings"
+    ]
 
 
 # -- 18. dedup across sitemaps, in every feed format ---------------------------------------

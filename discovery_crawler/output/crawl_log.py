@@ -51,6 +51,15 @@ def read_crawl_log(path: Path) -> dict[str, Any]:
     return data
 
 
+def _free_name(path: Path) -> Path:
+    """``path``, or ``path-2``, ``path-3``… whichever does not exist yet."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate
+
+
 def append_run(path: Path, run: dict[str, Any]) -> Path:
     """Append ``run`` to the crawl log at ``path`` (created if missing); return the path."""
     log: dict[str, Any] = {"runs": []}
@@ -58,7 +67,9 @@ def append_run(path: Path, run: dict[str, Any]) -> Path:
         try:
             log = read_crawl_log(path)
         except CrawlLogError as exc:
-            aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+            aside = _free_name(
+                path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+            )
             os.replace(path, aside)
             logger.error("%s; kept it aside as %s and started a new log", exc, aside.name)
             run.setdefault("warnings", []).append(

@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import logging
+import math
 import shutil
 import tempfile
 from json.encoder import encode_basestring
@@ -46,7 +47,7 @@ def _value(value: Any) -> str:
 
 
 def _number(value: Any) -> str:
-    if value.__class__ is float:  # finite by construction (see the normalize stage)
+    if value.__class__ is float and math.isfinite(value):
         return repr(value)
     return _value(value)
 
@@ -268,20 +269,23 @@ def _csv_record(row: list[str]) -> dict[str, Any]:
 
 
 class CsvExporter(_RecordExporter):
-    """``-O file.csv``: a header row, then one row per URL (lists as JSON text)."""
+    """``-O file.csv``: a header row, then one row per URL (lists as JSON text).
+
+    RFC 4180 line endings (CRLF), so a value holding a bare CR is quoted like one holding LF.
+    """
 
     def encode_batch(self, records: list[dict[str, Any]]) -> bytes:
         buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerows([_csv_row(r) for r in records])
+        csv.writer(buf).writerows([_csv_row(r) for r in records])
         return buf.getvalue().encode(self.encoding)
 
     def start_exporting(self) -> None:
-        self.file.write((",".join(RECORD_FIELDS) + "\n").encode(self.encoding))
+        self.file.write((",".join(RECORD_FIELDS) + "\r\n").encode(self.encoding))
 
     def rewrite(self, copy: BinaryIO, seen: SeenSet) -> None:
         text = io.TextIOWrapper(self.file, encoding=self.encoding, newline="", write_through=True)
         try:
-            writer = csv.writer(text, lineterminator="\n")
+            writer = csv.writer(text)
             rows = csv.reader(io.TextIOWrapper(copy, encoding=self.encoding, newline=""))
             writer.writerow(next(rows))
             for row in rows:

@@ -14,9 +14,13 @@ escapes, tracking parameters, trailing-slash and www twins) belong to the URL pi
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urljoin, urlsplit
 
 DEFAULT_PORTS = {"http": "80", "https": "443"}
+# ASCII controls, DEL and spaces never belong in a host (IDNA maps away the invisible
+# Unicode ones, such as U+200B).
+_BAD_HOST_CHARS = re.compile("[\x00-\x20\x7f]")
 
 
 class UrlError(ValueError):
@@ -44,10 +48,12 @@ def resolve(raw: str, base: str) -> str:
 def _normalize_origin(scheme_and_authority: str) -> str:
     """Normalize ``scheme://authority`` (slow path; the result is cached per origin)."""
     try:
-        parts = urlsplit(scheme_and_authority)
+        parts = urlsplit(scheme_and_authority)  # drops tabs and newlines, as WHATWG does
         port = parts.port  # validates the port
     except ValueError as exc:
         raise UrlError(f"invalid host or port ({exc})", scheme_and_authority) from None
+    if _BAD_HOST_CHARS.search(parts.netloc):
+        raise UrlError("control characters or spaces in the host", scheme_and_authority)
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS:
         raise UrlError(f"not an HTTP(S) URL (scheme {scheme or 'missing'!r})", scheme_and_authority)
@@ -59,7 +65,7 @@ def _normalize_origin(scheme_and_authority: str) -> str:
             host = host.encode("idna").decode("ascii")
         except UnicodeError:
             raise UrlError("invalid international host name", scheme_and_authority) from None
-    if ":" in host:  # IPv6 literal
+    if "[" in parts.netloc:  # an IP literal (IPv6, IPvFuture) keeps its brackets
         host = f"[{host}]"
     netloc = host
     if port is not None and str(port) != DEFAULT_PORTS[scheme]:
@@ -122,7 +128,7 @@ class OriginCache:
                 rest = url[slash:]
                 hash_at = rest.find("#")
                 if hash_at >= 0:
-                    rest = rest[:hash_at]
+                    rest = rest[:hash_at].rstrip()
                 if not rest.isprintable():
                     raise UrlError("control characters in URL", url)
                 return cached + rest
@@ -130,7 +136,7 @@ class OriginCache:
         origin = self.origin(raw_origin)
         hash_at = rest.find("#")
         if hash_at >= 0:
-            rest = rest[:hash_at]
+            rest = rest[:hash_at].rstrip()
         if not rest or rest[0] == "?":
             rest = "/" + rest
         if not rest.isprintable():

@@ -1,0 +1,96 @@
+"""Unit tests for ``discovery_crawler.urls.seen.SeenSet``: it behaves like a Python ``set``
+of URLs (including across growth of its open-addressing table) and keeps extra sources.
+"""
+
+from __future__ import annotations
+
+import time
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from discovery_crawler.urls import seen as seen_module
+from discovery_crawler.urls.seen import SeenSet, fingerprint
+
+MIN_SLOTS = seen_module._MIN_SLOTS
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(max_size=30), max_size=300), st.lists(st.text(max_size=30), max_size=50))
+def test_equivalent_to_a_python_set(added, probed):
+    """``add`` returns True exactly when the URL is new; membership and length match ``set``."""
+    seen = SeenSet()
+    model: set[str] = set()
+    for url in added:
+        assert seen.add(url) == (url not in model)
+        model.add(url)
+        assert len(seen) == len(model)
+    for url in added + probed:
+        assert (url in seen) == (url in model)
+
+
+def test_grows_past_the_initial_table_and_stays_exact():
+    """~800k URLs force one growth (past 70% of 1<<20 slots); nothing is lost or duplicated."""
+    seen = SeenSet()
+    assert seen.nbytes == 8 * MIN_SLOTS
+    n = 800_000
+    started = time.monotonic()
+    urls = [f"https://example.com/p/{i}" for i in range(n)]
+    assert all(seen.add(u) for u in urls)
+    assert len(seen) == n
+    assert seen.nbytes == 16 * MIN_SLOTS  # grew once: 2 << 20 slots of 8 bytes
+    assert not any(seen.add(u) for u in urls[::97])
+    assert all(u in seen for u in urls[::13])
+    assert not any(f"https://example.com/q/{i}" in seen for i in range(0, n, 13))
+    assert len(seen) == n
+    assert time.monotonic() - started < 5
+
+
+@settings(max_examples=5, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=20), min_size=50, max_size=200, unique=True))
+def test_growth_keeps_every_fingerprint(extra):
+    """A table forced to grow (tiny limit) keeps membership identical to a set."""
+    seen = SeenSet()
+    seen._limit = 10  # grow after 10 entries, then again at 70% of the doubled table
+    model = set()
+    for url in extra:
+        assert seen.add(url) is (url not in model)
+        model.add(url)
+    assert len(seen._slots) > MIN_SLOTS
+    assert len(seen) == len(model)
+    assert all(url in seen for url in model)
+
+
+def test_capacity_presizes_the_table():
+    """``SeenSet(capacity)`` sizes the table so ``capacity`` URLs fit under 70% load."""
+    assert SeenSet(0).nbytes == 8 * MIN_SLOTS
+    assert SeenSet(734_003).nbytes == 8 * MIN_SLOTS
+    big = SeenSet(2_000_000)
+    assert big.nbytes == 8 * (4 * MIN_SLOTS)
+    assert big._limit >= 2_000_000
+
+
+def test_zero_hash_is_a_valid_fingerprint():
+    """A URL whose ``hash`` is 0 still gets a non-zero fingerprint (0 marks empty slots)."""
+    assert fingerprint("") == 1  # hash('') == 0
+    seen = SeenSet()
+    assert seen.add("") is True
+    assert "" in seen
+    assert seen.add("") is False
+
+
+def test_extra_sources():
+    """``add_source`` records further sources once each, capped at 50 per URL."""
+    seen = SeenSet()
+    url = "https://example.com/a"
+    seen.add(url)
+    assert seen.sources_of(url) == []
+    seen.add_source(url, "https://example.com/s2.xml")
+    seen.add_source(url, "https://example.com/s2.xml")
+    seen.add_source(url, "https://example.com/s3.xml")
+    assert seen.sources_of(url) == ["https://example.com/s2.xml", "https://example.com/s3.xml"]
+    assert seen.extra_sources == {fingerprint(url): seen.sources_of(url)}
+    for i in range(100):
+        seen.add_source(url, f"https://example.com/more-{i}.xml")
+    assert len(seen.sources_of(url)) == 50
+    assert seen.sources_of("https://example.com/other") == []
