@@ -94,3 +94,13 @@ def test_extra_sources():
         seen.add_source(url, f"https://example.com/more-{i}.xml")
     assert len(seen.sources_of(url)) == 50
     assert seen.sources_of("https://example.com/other") == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.text(max_size=30), max_size=60), max_size=8))
+def test_add_many_matches_add(batches):
+    """``add_many`` (the dedup hot path) answers exactly as one ``add`` per URL would."""
+    one, many = SeenSet(min_slots=8), SeenSet(min_slots=8)  # tiny tables: growth mid-batch
+    for batch in batches:
+        assert many.add_many(batch) == [one.add(url) for url in batch]
+    assert len(one) == len(many)

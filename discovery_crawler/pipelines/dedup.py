@@ -59,15 +59,16 @@ class DedupPipeline:
             return item
         record = self.record
         seen = record.seen
-        add = seen.add
+        records = item.records
+        new = seen.add_many([rec["url"] for rec in records])
         kept = []
         duplicates = 0
         over_limit = 0
         room = self.max_urls - record.counts["discovered"] if self.max_urls else -1
         alternates_only = self.alternates_only
-        for rec in item.records:
+        for rec, is_new in zip(records, new, strict=True):
             url = rec["url"]
-            if add(url):
+            if is_new:
                 if room == 0:
                     over_limit += 1
                     continue

@@ -10,6 +10,7 @@ https://example.org, not this site"); entries that cannot be resolved go to
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections import Counter
@@ -30,9 +31,9 @@ logger = logging.getLogger(__name__)
 _ABSOLUTE = ("https://", "http://")
 
 
-def _priority(value: str | None) -> float | str | None:
-    if value is None:
-        return None
+@functools.lru_cache(maxsize=256)  # a site uses a handful of priority values
+def _priority(value: str) -> float | str:
+    """A sitemap priority as a number when it is a finite one, else as written."""
     try:
         number = float(value)
     except ValueError:
@@ -100,32 +101,33 @@ class NormalizePipeline:
         record = self.record
         base = item.document
         source = item.source
-        normalize = self.origins.normalize
         site = record.site_origin
+        site_prefix = site + "/" if site else None
         other_hosts: Counter[str] = Counter()
         records: list[dict[str, Any]] = []
         alternate_records: list[dict[str, Any]] = []  # after the locs: a <loc> wins
         malformed = 0
-        for entry in item.entries:
+        entries = item.entries
+        urls = self.origins.normalize_many([e[0] for e in entries], base)
+        for entry, url in zip(entries, urls, strict=True):
             # entry: (loc, lastmod, changefreq, priority[, alternates, ...]); '' = absent
-            loc = entry[0]
-            try:
-                url = normalize(loc if loc.startswith(_ABSOLUTE) else resolve(loc, base))
-            except UrlError as exc:
-                record.malformed.append({"raw": loc[:500], "reason": exc.reason, "sitemap": base})
+            if url.__class__ is not str:
+                reason = url.reason  # type: ignore[union-attr]
+                record.malformed.append({"raw": entry[0][:500], "reason": reason, "sitemap": base})
                 malformed += 1
                 continue
-            origin = url[: url.find("/", 8)]
-            if origin != site:
+            if site_prefix is None or not url.startswith(site_prefix):  # type: ignore[union-attr]
+                origin = url[: url.find("/", 8)]  # type: ignore[index,union-attr]
                 if site is None:  # a sitemap given as input: its first URL names the site
                     site = record.site_origin = origin
+                    site_prefix = site + "/"
                     self.crawler.spider.site_found(origin)  # type: ignore[union-attr]
                 else:
                     other_hosts[origin] += 1
                     continue
             alternates = None
             if len(entry) > 4 and entry[4]:
-                alternates = self._alternates(entry[4], url, site, base, alternate_records)
+                alternates = self._alternates(entry[4], url, site, base, alternate_records)  # type: ignore[arg-type]
             priority = entry[3]
             records.append(
                 {

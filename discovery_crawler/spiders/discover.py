@@ -443,6 +443,11 @@ class DiscoverSpider(SitemapSpider):
             record.failure = f"site unreachable: {errors[0] if errors else 'no response'}"
         elif not record.attempts_ok():
             record.warn("no sitemap yielded any URL (see discovery.sitemap_attempts for why)")
+        if not record.failure and not record.discovered and self.mode == "auto":
+            record.note(
+                "no sitemap yielded a page URL; mode=auto will fall back to a BFS link crawl "
+                "once the link crawler exists (not built yet)"
+            )
         if record.failure:
             self.crawler.stats.set_value("discovery/failed", record.failure)
         if record.other_hosts:

@@ -143,6 +143,32 @@ class OriginCache:
             raise UrlError("control characters in URL", url)
         return origin + rest
 
+    def normalize_many(self, raws: list[str], base: str) -> list[str | UrlError]:
+        """Resolve (against ``base``) and normalize a batch of raw locations; each result
+        is the URL or the ``UrlError`` saying why not. One call per batch keeps the
+        per-URL cost of the common case — an absolute URL on a known origin — to a few
+        C-level string operations (the same rules as ``normalize``)."""
+        origins = self._origins
+        out: list[str | UrlError] = []
+        append = out.append
+        for raw in raws:
+            # Only absolute http(s) URLs whose origin normalized cleanly are cached as str.
+            slash = raw.find("/", 8)
+            if slash > 0:
+                cached = origins.get(raw[:slash])
+                if cached is not None and cached.__class__ is str and "#" not in raw:
+                    rest = raw[slash:]
+                    if rest.isprintable():
+                        append(cached + rest)
+                        continue
+            try:
+                if not raw.startswith(("https://", "http://")):
+                    raw = resolve(raw, base)
+                append(self.normalize(raw))
+            except UrlError as exc:
+                append(exc)
+        return out
+
     def invalidate(self) -> None:
         """Forget cached origins (after ``rewrite`` changed)."""
         self._origins.clear()

@@ -82,6 +82,33 @@ class SeenSet:
                 return False
             i = (i + 1) & mask
 
+    def add_many(self, urls: list[str]) -> list[bool]:
+        """``add`` for a batch: one call, the probe loop inlined (the dedup hot path)."""
+        slots, mask, limit = self._slots, self._mask, self._limit
+        count = self._count
+        out = []
+        append = out.append
+        for url in urls:
+            fp = hash(url) or 1
+            i = fp & mask
+            while True:
+                value = slots[i]
+                if value == _EMPTY:
+                    slots[i] = fp
+                    count += 1
+                    append(True)
+                    if count > limit:
+                        self._count = count
+                        self._grow()
+                        slots, mask, limit = self._slots, self._mask, self._limit
+                    break
+                if value == fp:
+                    append(False)
+                    break
+                i = (i + 1) & mask
+        self._count = count
+        return out
+
     def _grow(self) -> None:
         old = self._slots
         size = len(old) * 2
