@@ -54,12 +54,33 @@ NORMALIZED = [
     ("http://example.com/a#frag", "http://example.com/a"),
     ("http://example.com#frag", "http://example.com/"),
     ("http://example.com/a?b=1#", "http://example.com/a?b=1"),
-    # kept as written: userinfo, query, empty query, percent escapes, trailing dot
+    # kept as written: userinfo, trailing dot
     ("http://User:PW@Example.com/", "http://User:PW@example.com/"),
-    ("http://example.com/a?", "http://example.com/a?"),
-    ("http://example.com/%7Euser/%41", "http://example.com/%7Euser/%41"),
     ("http://example.com./", "http://example.com./"),
-    ("http://example.com/é?q=中", "http://example.com/é?q=中"),
+    # an empty query is dropped
+    ("http://example.com/a?", "http://example.com/a"),
+    # percent escapes: unreserved decoded, others upper-cased, %2F kept (rule 5)
+    ("http://example.com/%7Euser/%41", "http://example.com/~user/A"),
+    ("http://example.com/a%2fb/%2D%5F%2E", "http://example.com/a%2Fb/-_."),
+    ("http://example.com/a%3f?x=%3d%26", "http://example.com/a%3F?x=%3D%26"),
+    # non-ASCII and unsafe characters encoded as UTF-8
+    ("http://example.com/é?q=中", "http://example.com/%C3%A9?q=%E4%B8%AD"),
+    ("http://example.com/a b<c>", "http://example.com/a%20b%3Cc%3E"),
+    # a percent-encoded UTF-8 host is the IDN host (rule 1)
+    (
+        "https://%D9%87%D8%A7%D9%83%D9%86%D8%AA%D9%88%D8%B4.com/kextarchive",
+        "https://xn--mgbg4a8cpdl.com/kextarchive",
+    ),
+    # tracking parameters dropped, the others kept in their order (rule 6)
+    ("http://example.com/?utm_source=x&b=2&gclid=1&a=1", "http://example.com/?b=2&a=1"),
+    (
+        "http://example.com/p?UTM_Medium=x&mc_cid=1&fbclid=2&_ga=3&ref=4&source=5",
+        "http://example.com/p",
+    ),
+    (
+        "http://example.com/p?reference=1&sources=2&utm=3",
+        "http://example.com/p?reference=1&sources=2&utm=3",
+    ),
     # surrounding whitespace trimmed
     ("  http://example.com/a \n", "http://example.com/a"),
 ]
@@ -466,3 +487,58 @@ def test_wpt_resolution_subset_must_agree():
         if _ours(c["input"], c["base"]) != _theirs(c["href"])
     ]
     assert mismatches == []
+
+
+# -- issue 3: the remaining rules, as properties -------------------------------------------
+
+_PARAM_NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)
+_TRACKING = st.sampled_from(
+    ["utm_source", "UTM_Campaign", "gclid", "fbclid", "mc_eid", "_ga", "ref", "source"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(_PARAM_NAME, st.text(alphabet="abcXYZ019-._~", max_size=6)),
+            st.tuples(_TRACKING, st.text(alphabet="abc019", max_size=6)),
+        ),
+        max_size=8,
+    )
+)
+def test_tracking_parameters_gone_others_kept_in_order(params):
+    """Tracking parameters are dropped wherever they stand; the rest keep their order."""
+    from discovery_crawler.urls.normalize import is_tracking_parameter
+
+    query = "&".join(f"{k}={v}" for k, v in params)
+    url = normalize(f"http://example.com/p?{query}")
+    kept = [f"{k}={v}" for k, v in params if not is_tracking_parameter(k)]
+    assert url == "http://example.com/p" + (f"?{'&'.join(kept)}" if kept else "")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "http://",
+        "http://[::1",
+        "javascript:alert(1)",
+        "mailto:a@example.com",
+        "http://example.com/a\x00b",
+        "http://example.com/a\x1fb",
+        "http://example.com/%zz",
+        "http://example.com/100%",
+        "http://xn--a.com/",  # invalid punycode label
+        "http://%ff%fe.com/",  # percent-encoded host that is not UTF-8
+    ],
+)
+def test_not_urls_raise_url_error_with_a_reason(raw):
+    """Bad input is refused with a reason in words, never another exception."""
+    with pytest.raises(UrlError) as info:
+        normalize(raw)
+    assert info.value.reason
+
+
+def test_very_long_path_is_normalized_not_crashing():
+    url = "http://example.com/" + "a" * 10_000
+    assert normalize(url) == url

@@ -7,20 +7,77 @@ operations. ``urllib.parse`` / ``w3lib`` are used on the slow (general) path onl
 here, ``urljoin`` costs ~7 µs and ``safe_url_string`` ~7 µs per URL, against a budget of
 ~6 µs for the whole per-URL pipeline (STACK.md).
 
-Rules applied now (SPEC §5 rules 1-4): lowercase scheme and host, IDN host to punycode,
-strip default ports, bare host gets ``/``, strip fragments. The remaining rules (percent
-escapes, tracking parameters, trailing-slash and www twins) belong to the URL pipelines.
+Rules (SPEC §5): 1. lowercase scheme and host; IDN hosts to punycode, a percent-encoded
+UTF-8 host being the same host; 2. default ports stripped; 3. a bare host gets ``/``;
+4. fragments stripped; 5. percent escapes: unreserved characters decoded (``%7E`` → ``~``),
+the others kept with upper-case hex (``%2f`` → ``%2F``), non-ASCII and unsafe characters
+encoded as UTF-8 (what ``w3lib.url.safe_url_string`` does — done here with
+``urllib.parse.quote`` on the slow path only); an invalid escape (``%zz``) is an error;
+6. tracking parameters (``utm_*``, ``gclid``, ``fbclid``, ``mc_*``, ``_ga``, ``ref``,
+``source``) dropped, other parameters kept in their order. Rules 7 (trailing-slash twins)
+and 8 (www vs bare) need the whole site: the dedup stage and the spider's origin rewrites
+apply them. ``normalize`` is idempotent.
+
+A path and query made only of characters that never need work (``_NEEDS_WORK``) are
+already normal: one compiled-regex search decides that, so the common URL costs no more.
 """
 
 from __future__ import annotations
 
 import re
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit
 
 DEFAULT_PORTS = {"http": "80", "https": "443"}
 # ASCII controls, DEL and spaces never belong in a host (IDNA maps away the invisible
 # Unicode ones, such as U+200B).
 _BAD_HOST_CHARS = re.compile("[\x00-\x20\x7f]")
+# Anything but these (RFC 3986 unreserved + sub-delims + ":@/") needs the slow path:
+# "%", "?", "#", spaces, controls, non-ASCII, and the unsafe ASCII ``"<>\\^`{|}``.
+_NEEDS_WORK = re.compile(r"[^A-Za-z0-9\-._~/:@!$&'()*+,;=]")
+_PATH_SAFE = "/:@!$&'()*+,;=-._~%"
+_QUERY_SAFE = _PATH_SAFE + "?"
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_TRACKING_PREFIXES = ("utm_", "mc_")
+_TRACKING_NAMES = frozenset(("gclid", "fbclid", "_ga", "ref", "source"))
+
+
+def _fix_escape(match: re.Match[str]) -> str:
+    char = chr(int(match.group(1), 16))
+    return char if char in _UNRESERVED else "%" + match.group(1).upper()
+
+
+def _clean(component: str, safe: str, url: str) -> str:
+    """Encode what must be encoded, decode what need not be, upper-case the rest."""
+    if _BAD_ESCAPE.search(component):
+        raise UrlError("invalid percent escape", url)
+    return _ESCAPE.sub(_fix_escape, quote(component, safe=safe))
+
+
+def is_tracking_parameter(name: str) -> bool:
+    """``utm_*``, ``gclid``, ``fbclid``, ``mc_*``, ``_ga``, ``ref``, ``source`` (SPEC §5)."""
+    name = name.lower()
+    return name.startswith(_TRACKING_PREFIXES) or name in _TRACKING_NAMES
+
+
+def _normalize_rest(rest: str, url: str) -> str:
+    """Normalize path + query (+ fragment, dropped): the slow path, rules 3-6."""
+    hash_at = rest.find("#")
+    if hash_at >= 0:
+        rest = rest[:hash_at]
+    if not rest.isprintable():
+        raise UrlError("control characters in URL", url)
+    path, question, query = rest.partition("?")
+    path = _clean(path, _PATH_SAFE, url)
+    if question:
+        params = [
+            p for p in query.split("&") if p and not is_tracking_parameter(p.split("=", 1)[0])
+        ]
+        query = _clean("&".join(params), _QUERY_SAFE, url)
+    if not path:
+        path = "/"
+    return f"{path}?{query}" if query else path
 
 
 class UrlError(ValueError):
@@ -60,6 +117,20 @@ def _normalize_origin(scheme_and_authority: str) -> str:
     host = parts.hostname or ""
     if not host:
         raise UrlError("no host", scheme_and_authority)
+    if "%" in host:  # a percent-encoded UTF-8 host is the same host (IDN)
+        try:
+            host = unquote(host, errors="strict").lower()
+        except UnicodeDecodeError:
+            raise UrlError("invalid percent-encoded host", scheme_and_authority) from None
+        if _BAD_HOST_CHARS.search(host) or "/" in host:
+            raise UrlError("invalid percent-encoded host", scheme_and_authority)
+    if "xn--" in host:
+        try:
+            host.encode("ascii").decode("idna")
+        except UnicodeError:
+            raise UrlError(
+                "invalid international host name (punycode)", scheme_and_authority
+            ) from None
     if not host.isascii():
         try:
             host = host.encode("idna").decode("ascii")
@@ -126,21 +197,13 @@ class OriginCache:
             cached = self._origins.get(url[:slash])
             if cached is not None and cached.__class__ is str:
                 rest = url[slash:]
-                hash_at = rest.find("#")
-                if hash_at >= 0:
-                    rest = rest[:hash_at].rstrip()
-                if not rest.isprintable():
-                    raise UrlError("control characters in URL", url)
+                if _NEEDS_WORK.search(rest):
+                    rest = _normalize_rest(rest, url)
                 return cached + rest
         raw_origin, rest = _split_origin(url)
         origin = self.origin(raw_origin)
-        hash_at = rest.find("#")
-        if hash_at >= 0:
-            rest = rest[:hash_at].rstrip()
-        if not rest or rest[0] == "?":
-            rest = "/" + rest
-        if not rest.isprintable():
-            raise UrlError("control characters in URL", url)
+        if not rest or _NEEDS_WORK.search(rest):
+            rest = _normalize_rest(rest, url)
         return origin + rest
 
     def normalize_many(self, raws: list[str], base: str) -> list[str | UrlError]:
@@ -149,6 +212,7 @@ class OriginCache:
         per-URL cost of the common case — an absolute URL on a known origin — to a few
         C-level string operations (the same rules as ``normalize``)."""
         origins = self._origins
+        needs_work = _NEEDS_WORK.search
         out: list[str | UrlError] = []
         append = out.append
         for raw in raws:
@@ -156,9 +220,9 @@ class OriginCache:
             slash = raw.find("/", 8)
             if slash > 0:
                 cached = origins.get(raw[:slash])
-                if cached is not None and cached.__class__ is str and "#" not in raw:
+                if cached is not None and cached.__class__ is str:
                     rest = raw[slash:]
-                    if rest.isprintable():
+                    if not needs_work(rest):
                         append(cached + rest)
                         continue
             try:
