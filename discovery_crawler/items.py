@@ -26,6 +26,9 @@ RECORD_FIELDS = (
     "priority",
     "changefreq",
     "alternates",  # [{"hreflang": ..., "href": ...}] from xhtml:link
+    "kind",  # page | paginated | api | asset | document | media | archive
+    "flags",  # ["requires_auth", ...]
+    "slug",  # unique within the site, stable across re-runs
 )
 
 

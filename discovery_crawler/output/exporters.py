@@ -59,7 +59,9 @@ def json_line(rec: dict[str, Any]) -> str:
         f'{{"url": {encode_basestring(rec["url"])}, "source": {encode_basestring(rec["source"])}, '
         f'"sitemap": {sitemap}, "sources": [{sitemap}], '
         f'"lastmod": {_value(rec["lastmod"])}, "priority": {_value(rec["priority"])}, '
-        f'"changefreq": {_value(rec["changefreq"])}, "alternates": {_value(rec["alternates"])}}}'
+        f'"changefreq": {_value(rec["changefreq"])}, "alternates": {_value(rec["alternates"])}, '
+        f'"kind": {_value(rec.get("kind"))}, "flags": {_value(rec.get("flags"))}, '
+        f'"slug": {_value(rec.get("slug"))}}}'
     )
 
 
@@ -84,12 +86,18 @@ def json_lines(records: list[dict[str, Any]]) -> str:
         priority = rec["priority"]
         changefreq = rec["changefreq"]
         alternates = rec["alternates"]
+        kind = rec.get("kind")
+        flags = rec.get("flags")
+        slug = rec.get("slug")
         lines.append(
             f'{{"url": {enc(rec["url"])[:-1]}{prefix}'
             f"{enc(lastmod) if lastmod is not None else 'null'}, "
             f'"priority": {_number(priority)}, '
             f'"changefreq": {enc(changefreq) if changefreq is not None else "null"}, '
-            f'"alternates": {_dumps(alternates) if alternates is not None else "null"}}}'
+            f'"alternates": {_dumps(alternates) if alternates is not None else "null"}, '
+            f'"kind": {enc(kind) if kind is not None else "null"}, '
+            f'"flags": {_dumps(flags) if flags is not None else "null"}, '
+            f'"slug": {enc(slug) if slug is not None else "null"}}}'
         )
     lines.append("")
     return "\n".join(lines)
@@ -250,12 +258,17 @@ def _csv_row(r: dict[str, Any]) -> tuple[Any, ...]:
         _cell(r["priority"]),
         r["changefreq"] or "",
         _cell(r["alternates"]),
+        r.get("kind") or "",
+        _cell(r.get("flags")),
+        r.get("slug") or "",
     )
 
 
 def _csv_record(row: list[str]) -> dict[str, Any]:
     """A CSV row back to a record (for the end-of-run patch; numbers stay text)."""
-    url, source, sitemap, sources, lastmod, priority, changefreq, alternates = row
+    url, source, sitemap, sources, lastmod, priority, changefreq, alternates, kind, flags, slug = (
+        row
+    )
     return {
         "url": url,
         "source": source,
@@ -265,6 +278,9 @@ def _csv_record(row: list[str]) -> dict[str, Any]:
         "priority": priority or None,
         "changefreq": changefreq or None,
         "alternates": json.loads(alternates) if alternates else None,
+        "kind": kind or None,
+        "flags": json.loads(flags) if flags else None,
+        "slug": slug or None,
     }
 
 

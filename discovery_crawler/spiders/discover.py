@@ -180,19 +180,30 @@ class DiscoverSpider(SitemapSpider):
         )
 
     def _reconcile_scheme(self, origin: str) -> None:
-        """Rewrite the other scheme of the site's host to the one actually fetched."""
-        scheme, _, netloc = origin.partition("://")
-        host = netloc.rpartition("@")[2]
-        bare = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        other = "http" if scheme == "https" else "https"
-        for variant in (f"{other}://{bare}", f"{other}://{host}"):
-            if variant != origin:
-                self.origin_rewrites[variant] = origin
+        """Make every spelling of the site's origin the one actually fetched.
+
+        SPEC §4: a sitemap advertising http:// for a site served over https:// (or the
+        reverse) is reconciled to the scheme of the root fetched. SPEC §5 rule 8: www vs
+        bare host resolves to the form the user passed (the home page's canonical decides
+        once pages are fetched). Rewrites actually applied are noted in the crawl log.
+        """
+        host = origin.partition("://")[2].rpartition("@")[2]
+        name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+        if not colon:
+            name, port = host, ""
+        twin = name[4:] if name.startswith("www.") else f"www.{name}"
+        suffix = f":{port}" if port else ""
+        for variant_scheme in ("http", "https"):
+            for variant_name in (name, twin):
+                variant = f"{variant_scheme}://{variant_name}{suffix}"
+                if variant != origin:
+                    self.origin_rewrites[variant] = origin
         self.origins.invalidate()
 
     def site_found(self, origin: str) -> None:
         """Called when the first URL of a sitemap given as input names the site."""
         self.record.note(f"site taken from the sitemap's first URL: {origin}")
+        self._reconcile_scheme(origin)
 
     # -- robots.txt ---------------------------------------------------------------------
     def parse_robots(self, response: Response) -> Iterator[Request]:
@@ -450,6 +461,11 @@ class DiscoverSpider(SitemapSpider):
             )
         if record.failure:
             self.crawler.stats.set_value("discovery/failed", record.failure)
+        for raw, to in self.origins.rewritten.items():
+            why = "www vs bare host" if raw.split("://")[1] != to.split("://")[1] else "scheme"
+            record.note(
+                f"URLs on {raw} were rewritten to {to} ({why}; the form fetched or passed wins)"
+            )
         if record.other_hosts:
             for sitemap, hosts in record.other_hosts_by_sitemap.items():
                 for origin, count in hosts.most_common(3):

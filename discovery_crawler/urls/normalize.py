@@ -172,13 +172,18 @@ class OriginCache:
         self._origins: dict[str, str | UrlError] = {}
         self._max = max_origins
         self.rewrite: dict[str, str] = {}
+        self.rewritten: dict[str, str] = {}  # normalized origins a rewrite applied to
 
     def origin(self, raw_origin: str) -> str:
         cached = self._origins.get(raw_origin)
         if cached is None:
             try:
                 cached = _normalize_origin(raw_origin)
-                cached = self.rewrite.get(cached, cached)
+                target = self.rewrite.get(cached)
+                if target is not None:
+                    if len(self.rewritten) < 100:
+                        self.rewritten.setdefault(cached, target)
+                    cached = target
             except UrlError as exc:
                 cached = exc
             if len(self._origins) >= self._max:  # hostile input: many distinct hosts
