@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler import __version__
+from discovery_crawler.urls.kinds import empty_tally
 from discovery_crawler.urls.seen import SeenSet
 
 if TYPE_CHECKING:
@@ -21,12 +22,14 @@ if TYPE_CHECKING:
 
 
 COUNT_KEYS = (
-    "discovered",  # URLs in the inventory
+    "discovered",  # URLs in the inventory (after filters): one feed line each
+    "unique",  # distinct URLs of the site found (before filters; SITEMAP_MAX_URLS counts these)
     "duplicates",  # sightings of a URL already in it (sources merged)
     "malformed",  # entries whose location could not be resolved or normalized
     "over_limit",  # unique URLs past SITEMAP_MAX_URLS
     "alternate_only",  # URLs in the inventory only as same-site hreflang alternates
     "sitemaps_repeated",  # index children already tried (cycles, repeats)
+    "slash_twins",  # /foo then /foo/: collapsed to the slash form
 )
 
 
@@ -71,6 +74,14 @@ class RunRecord:
         self.other_hosts: Counter[str] = Counter()
         self.other_hosts_by_sitemap: dict[str, Counter[str]] = {}
         self.malformed = CappedList(list_cap)
+        # Filtering (SPEC §5, §7): the kinds tally (all seven, zeros included), drops per
+        # reason with capped lists, auth-walled pages kept and flagged, junk with pattern.
+        self.kinds: Counter[str] = Counter(empty_tally())
+        self.filtered: Counter[str] = Counter()
+        self._filtered_lists: dict[str, CappedList] = {}
+        self.requires_auth = CappedList(list_cap)
+        self.junk = CappedList(list_cap)
+        self.list_cap = list_cap
         self.skipped_sitemaps = CappedList(list_cap)
         self.limits: dict[str, dict[str, Any]] = {}
         self.notes: list[str] = []
@@ -83,6 +94,13 @@ class RunRecord:
     @property
     def discovered(self) -> int:
         return self.counts["discovered"]
+
+    def filtered_list(self, reason: str) -> CappedList:
+        """The capped list of URLs dropped for ``reason``."""
+        found = self._filtered_lists.get(reason)
+        if found is None:
+            found = self._filtered_lists[reason] = CappedList(self.list_cap)
+        return found
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -139,6 +157,14 @@ class RunRecord:
                     for sitemap, hosts in self.other_hosts_by_sitemap.items()
                 },
                 "malformed": self.malformed.as_dict(),
+                "kinds": dict(self.kinds),
+                "filtered": {
+                    reason: {"count": count, **self.filtered_list(reason).as_dict()}
+                    for reason, count in sorted(self.filtered.items())
+                    if reason != "junk"
+                },
+                "filtered_as_junk": self.junk.as_dict(),
+                "requires_auth": self.requires_auth.as_dict(),
                 "limits": list(self.limits.values()),
                 "notes": self.notes,
             },

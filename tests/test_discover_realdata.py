@@ -38,13 +38,18 @@ from tests.conftest import realdata
     ],
 )
 def test_real_sitemap_exact_count(serve, discover, folder, path, expected):
-    """Each real sitemap yields exactly its number of distinct URLs, one feed line each."""
+    """Each real sitemap yields exactly its number of distinct URLs; every one is either a
+    feed line or a counted drop with its reason (nothing vanishes)."""
     server = serve(realdata("sitemaps", folder))
     result = discover(server.url(path))
     assert result.returncode == 0, result.stderr[-3000:]
-    assert len(result.records) == expected
-    assert len(set(result.urls)) == expected
-    assert result.discovery["counts"]["discovered"] == expected
+    counts = result.discovery["counts"]
+    assert counts["unique"] == expected
+    filtered = result.discovery["filtered"]
+    dropped = sum(v["count"] for r, v in filtered.items() if r != "other_host")
+    dropped += result.discovery["filtered_as_junk"]["count"]
+    assert len(result.records) == counts["discovered"] == expected - dropped
+    assert len(set(result.urls)) == len(result.records)
     assert all(a["ok"] for a in result.discovery["sitemap_attempts"] if a["status"] == 200)
 
 
@@ -141,7 +146,7 @@ def test_profile_limits_bind_and_say_so(serve, discover):
     server = serve(realdata("sitemaps", "sitemapjs-refinebio"))
     result = discover(server.url("/sitemap-1.xml.gz"), "-a", "profile=sample")
     assert result.returncode == 0, result.stderr[-3000:]
-    assert len(result.records) == 10_000
+    assert result.discovery["counts"]["unique"] == 10_000
     assert result.run["input"]["profile"] == "sample"
     limit = {lim["limit"]: lim for lim in result.discovery["limits"]}["SITEMAP_MAX_URLS"]
     assert limit["value"] == 10_000 and limit["kept"] == 10_000 and limit["seen"] == 36_005
@@ -150,4 +155,4 @@ def test_profile_limits_bind_and_say_so(serve, discover):
     override = discover(
         server.url("/sitemap-1.xml.gz"), "-a", "profile=sample", settings={"SITEMAP_MAX_URLS": 500}
     )
-    assert len(override.records) == 500
+    assert override.discovery["counts"]["unique"] == 500

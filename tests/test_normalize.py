@@ -542,3 +542,30 @@ def test_not_urls_raise_url_error_with_a_reason(raw):
 def test_very_long_path_is_normalized_not_crashing():
     url = "http://example.com/" + "a" * 10_000
     assert normalize(url) == url
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.builds(lambda p: "https://example.com/" + p, st.text(max_size=20)),
+            st.builds(lambda p: "http://Example.com:80/" + p, st.text(max_size=20)),
+            st.text(max_size=25),
+        ),
+        max_size=12,
+    )
+)
+def test_normalize_many_agrees_with_normalize(raws):
+    """The batch form (the pipeline's hot path) gives what ``normalize`` gives, one by one."""
+    from discovery_crawler.urls.normalize import OriginCache
+
+    base = "https://example.com/dir/sitemap.xml"
+    cache = OriginCache()
+    cache.normalize("https://example.com/")  # a warm origin, as mid-walk
+    got = cache.normalize_many(raws, base)
+    for raw, result in zip(raws, got, strict=True):
+        try:
+            expected: object = normalize(raw, base)
+        except UrlError:
+            expected = UrlError
+        assert (type(result) if isinstance(result, UrlError) else result) == expected

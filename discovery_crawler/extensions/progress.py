@@ -50,13 +50,27 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     if tried and not ok:
         for attempt in list(record.attempts.values())[:5]:
             lines.append(f"  {attempt.url}: {attempt.error or 'no URLs'}")
+    filtered_total = sum(n for r, n in record.filtered.items() if r != "other_host")
     lines.append(
         f"Discovered {record.discovered:,} URLs on {site} in {record.elapsed():.1f}s"
-        f" ({record.counts['duplicates']:,} duplicates merged,"
+        f" ({record.counts['unique']:,} found, {filtered_total:,} filtered,"
+        f" {record.counts['duplicates']:,} duplicates merged,"
         f" {record.counts['malformed']:,} malformed)"
     )
     for origin, count in record.other_hosts.most_common(3):
         lines.append(f"  {count:,} URLs on {origin}, not this site (not in the inventory)")
+    lines.append(f"Kinds: {kinds_line(record)}")
+    filtered = {r: n for r, n in record.filtered.items() if n and r != "junk"}
+    if filtered:
+        lines.append(
+            "Filtered: " + ", ".join(f"{reason} {n:,}" for reason, n in sorted(filtered.items()))
+        )
+    if record.junk.count:
+        lines.append(junk_line(record))
+    if record.requires_auth.count:
+        lines.append(
+            f"Kept but flagged requires_auth (not crawled): {record.requires_auth.count:,}"
+        )
     for limit in record.limits.values():
         details = ", ".join(f"{k}={v}" for k, v in limit.items() if k != "limit")
         lines.append(f"Limit bound: {limit['limit']} ({details})")
@@ -68,6 +82,19 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
         lines.append(f"Feed: {feed}")
     lines.append(f"Crawl log: {crawl_log}")
     return lines
+
+
+def kinds_line(record: RunRecord) -> str:
+    """The tally of all seven kinds, zeros included (SPEC §5)."""
+    return " · ".join(f"{kind} {n:,}" for kind, n in record.kinds.items())
+
+
+def junk_line(record: RunRecord, shown: int = 4) -> str:
+    """``Filtered as likely junk (16): /test/, /test1/, … (12 more)`` (SPEC §7)."""
+    paths = [entry["path"] for entry in record.junk.items[:shown]]
+    more = record.junk.count - len(paths)
+    tail = f" … ({more:,} more)" if more > 0 else ""
+    return f"Filtered as likely junk ({record.junk.count:,}): {', '.join(paths)}{tail}"
 
 
 class ProgressReport:
@@ -105,11 +132,12 @@ class ProgressReport:
         rate = (urls - self.last_urls) / max(now - self.last_time, 1e-6)
         self.last_urls, self.last_time = urls, now
         logger.info(
-            "Progress: sitemaps %d done / %d pending · %s URLs · %s URLs/s",
+            "Progress: sitemaps %d done / %d pending · %s URLs · %s URLs/s · kinds: %s",
             record.sitemaps_done,
             record.sitemaps_pending,
             f"{urls:,}",
             f"{rate:,.0f}",
+            kinds_line(record),
         )
 
     def spider_closed(self, spider: Spider, reason: str) -> None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from scrapy.exporters import BaseItemExporter
 
 from discovery_crawler.items import RECORD_FIELDS, UrlBatch
+from discovery_crawler.urls.normalize import twin_key
 
 if TYPE_CHECKING:
     from discovery_crawler.urls.seen import SeenSet
@@ -65,6 +66,9 @@ def json_line(rec: dict[str, Any]) -> str:
     )
 
 
+_NULL_TAIL = '"kind": null, "flags": null, "slug": null}'
+
+
 def json_lines(records: list[dict[str, Any]]) -> str:
     """Many records, one JSON object a line (the per-URL hot path of the feed).
 
@@ -89,15 +93,20 @@ def json_lines(records: list[dict[str, Any]]) -> str:
         kind = rec.get("kind")
         flags = rec.get("flags")
         slug = rec.get("slug")
+        if kind is None and flags is None and slug is None:
+            tail = _NULL_TAIL
+        else:
+            tail = (
+                f'"kind": {enc(kind) if kind is not None else "null"}, '
+                f'"flags": {_dumps(flags) if flags is not None else "null"}, '
+                f'"slug": {enc(slug) if slug is not None else "null"}}}'
+            )
         lines.append(
             f'{{"url": {enc(rec["url"])[:-1]}{prefix}'
             f"{enc(lastmod) if lastmod is not None else 'null'}, "
             f'"priority": {_number(priority)}, '
             f'"changefreq": {enc(changefreq) if changefreq is not None else "null"}, '
-            f'"alternates": {_dumps(alternates) if alternates is not None else "null"}, '
-            f'"kind": {enc(kind) if kind is not None else "null"}, '
-            f'"flags": {_dumps(flags) if flags is not None else "null"}, '
-            f'"slug": {enc(slug) if slug is not None else "null"}}}'
+            f'"alternates": {_dumps(alternates) if alternates is not None else "null"}, {tail}'
         )
     lines.append("")
     return "\n".join(lines)
@@ -118,14 +127,18 @@ def patched_record(obj: dict[str, Any], seen: SeenSet) -> dict[str, Any] | None:
     sources are added), or a URL that entered as an hreflang alternate is listed as a
     ``<loc>`` (that listing's record replaces it; the alternate's sitemap stays a source).
     """
-    fp = hash(obj["url"]) or 1
+    fp = hash(twin_key(obj["url"])) or 1
     upgrade = seen.upgrades.get(fp)
     extra = seen.extra_sources.get(fp)
     if upgrade is None and not extra:
         return None
     if upgrade is not None:
         earlier = obj.get("sources") or []
+        written = obj
         obj = json.loads(json_line(upgrade))
+        for later_stage in ("kind", "flags", "slug"):  # set after dedup, on the line written
+            if obj.get(later_stage) is None:
+                obj[later_stage] = written.get(later_stage)
         _merge_sources(obj, earlier)
     if extra:
         _merge_sources(obj, extra)
@@ -209,7 +222,7 @@ def _patch_line(line: bytes, seen: SeenSet, encoding: str) -> bytes:
     end = line.find(b'", "source"', 9)
     if end < 0:
         return line
-    fp = hash(json.loads(line[8 : end + 1])) or 1
+    fp = hash(twin_key(json.loads(line[8 : end + 1]))) or 1
     if fp not in seen.extra_sources and fp not in seen.upgrades:
         return line
     obj = patched_record(json.loads(line), seen)
@@ -305,7 +318,7 @@ class CsvExporter(_RecordExporter):
             rows = csv.reader(io.TextIOWrapper(copy, encoding=self.encoding, newline=""))
             writer.writerow(next(rows))
             for row in rows:
-                fp = hash(row[0]) or 1
+                fp = hash(twin_key(row[0])) or 1
                 if fp in seen.extra_sources or fp in seen.upgrades:
                     obj = patched_record(_csv_record(row), seen)
                     if obj is not None:

@@ -32,6 +32,12 @@ class CrawlLogPipeline:
         return pipeline
 
     def process_item(self, item: Any) -> Any:
+        # Last stage: what leaves here is the inventory (one feed line per record).
+        records = getattr(item, "records", None)
+        if records:
+            record = self.crawler.spider.record  # type: ignore[union-attr]
+            record.counts["discovered"] += len(records)
+            self.crawler.stats.inc_value("discovery/urls/discovered", len(records))
         return item
 
     def spider_closed(self, spider: Spider, reason: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
+from discovery_crawler.urls.normalize import twin_keys
 from discovery_crawler.urls.seen import SeenSet
 
 if TYPE_CHECKING:
@@ -44,8 +45,10 @@ class DedupPipeline:
         self.crawler = crawler
         self.stats = crawler.stats
         self.max_urls = crawler.settings.getint("SITEMAP_MAX_URLS")
-        # URLs that entered as hreflang alternates only (compact; allocated on first use).
+        # URLs that entered as hreflang alternates only, and URLs that entered without
+        # their trailing slash (compact; allocated on first use).
         self.alternates_only = _LazySeenSet()
+        self.slashless_first = _LazySeenSet()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -60,14 +63,15 @@ class DedupPipeline:
         record = self.record
         seen = record.seen
         records = item.records
-        new = seen.add_many([rec["url"] for rec in records])
+        keys = twin_keys([rec["url"] for rec in records])
+        new = seen.add_many(keys)
         kept = []
         duplicates = 0
         over_limit = 0
-        room = self.max_urls - record.counts["discovered"] if self.max_urls else -1
+        room = self.max_urls - record.counts["unique"] if self.max_urls else -1
         alternates_only = self.alternates_only
-        for rec, is_new in zip(records, new, strict=True):
-            url = rec["url"]
+        slashless = self.slashless_first
+        for rec, key, is_new in zip(records, keys, new, strict=True):
             if is_new:
                 if room == 0:
                     over_limit += 1
@@ -75,23 +79,28 @@ class DedupPipeline:
                 room -= 1
                 kept.append(rec)
                 if rec["source"] == "alternate":
-                    alternates_only.add(url)
+                    alternates_only.add(key)
                     record.counts["alternate_only"] += 1
+                if rec["url"] is key:  # twin_key returned it as is: no trailing slash
+                    slashless.add(key)
+                continue
+            duplicates += 1
+            if seen.upgraded(key):
+                seen.add_source(key, rec["sitemap"])
+            elif rec["source"] != "alternate" and key in alternates_only:
+                # first met as an hreflang alternate, now listed: the listing wins
+                seen.upgrade(key, rec)
+                record.counts["alternate_only"] -= 1
+            elif rec["url"] is not key and key in slashless:
+                # trailing-slash twins: the slash form wins (SPEC §5 rule 7)
+                seen.upgrade(key, rec)
+                record.counts["slash_twins"] += 1
             else:
-                duplicates += 1
-                if (
-                    rec["source"] != "alternate"
-                    and url in alternates_only
-                    and not seen.upgraded(url)
-                ):
-                    seen.upgrade(url, rec)
-                    record.counts["alternate_only"] -= 1
-                else:
-                    seen.add_source(url, rec["sitemap"])
+                seen.add_source(key, rec["sitemap"])
         item.records = kept
         item.seen = seen
-        record.counts["discovered"] += len(kept)
-        self.stats.inc_value("discovery/urls/discovered", len(kept))
+        record.counts["unique"] += len(kept)
+        self.stats.inc_value("discovery/urls/unique", len(kept))
         if duplicates:
             record.counts["duplicates"] += duplicates
             self.stats.inc_value("discovery/urls/duplicate", duplicates)
@@ -101,7 +110,7 @@ class DedupPipeline:
             record.limit_bound(
                 "SITEMAP_MAX_URLS",
                 value=self.max_urls,
-                kept=record.counts["discovered"],
-                seen=record.counts["discovered"] + record.counts["over_limit"],
+                kept=record.counts["unique"],
+                seen=record.counts["unique"] + record.counts["over_limit"],
             )
         return item

@@ -57,7 +57,8 @@ class NormalizePipeline:
         spider = self.crawler.spider
         self.record: RunRecord = spider.record  # type: ignore[union-attr]
         # http→https reconciliation (and other origin rewrites) decided by the spider.
-        self.origins.rewrite = spider.origin_rewrites  # type: ignore[union-attr]
+        # One cache with the spider, so its origin rewrites (scheme, www) apply here.
+        self.origins = spider.origins  # type: ignore[union-attr]
 
     def normalize(self, raw: str, base: str) -> str:
         if not raw.startswith(_ABSOLUTE):
@@ -95,12 +96,26 @@ class NormalizePipeline:
                 )
         return alternates
 
+    def _name_site(self, item: UrlBatch) -> None:
+        """A sitemap given as input: its first usable URL names the site, before the batch
+        is normalized (so the site's www/scheme twins are rewritten from the first batch)."""
+        for entry in item.entries:
+            try:
+                url = self.normalize(entry[0], item.document)
+            except UrlError:
+                continue
+            self.record.site_origin = origin = url[: url.find("/", 8)]
+            self.crawler.spider.site_found(origin)  # type: ignore[union-attr]
+            return
+
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, UrlBatch) or not item.entries:
             return item
         record = self.record
         base = item.document
         source = item.source
+        if record.site_origin is None:
+            self._name_site(item)
         site = record.site_origin
         site_prefix = site + "/" if site else None
         other_hosts: Counter[str] = Counter()
@@ -146,7 +161,9 @@ class NormalizePipeline:
         item.entries = []
         if other_hosts:
             record.add_other_hosts(base, other_hosts)
-            self.stats.inc_value("discovery/urls/other_host", sum(other_hosts.values()))
+            count = sum(other_hosts.values())
+            record.filtered["other_host"] += count
+            self.stats.inc_value("discovery/urls/filtered/other_host", count)
         if malformed:
             record.counts["malformed"] += malformed
             self.stats.inc_value("discovery/urls/malformed", malformed)

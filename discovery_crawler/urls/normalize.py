@@ -217,7 +217,9 @@ class OriginCache:
         per-URL cost of the common case — an absolute URL on a known origin — to a few
         C-level string operations (the same rules as ``normalize``)."""
         origins = self._origins
-        needs_work = _NEEDS_WORK.search
+        # One search over the whole batch usually proves every location clean ("/" joins
+        # them: a character that never needs work, so it can neither hide nor add one).
+        needs_work = _NEEDS_WORK.search if _NEEDS_WORK.search("/".join(raws)) else None
         out: list[str | UrlError] = []
         append = out.append
         for raw in raws:
@@ -227,10 +229,11 @@ class OriginCache:
                 cached = origins.get(raw[:slash])
                 if cached is not None and cached.__class__ is str:
                     rest = raw[slash:]
-                    if not needs_work(rest):
+                    if needs_work is None or not needs_work(rest):
                         append(cached + rest)
                         continue
             try:
+                raw = raw.strip()
                 if not raw.startswith(("https://", "http://")):
                     raw = resolve(raw, base)
                 append(self.normalize(raw))
@@ -260,3 +263,24 @@ def origin_of(url: str) -> str:
 def host_of(url: str) -> str:
     """Host (with port when not default) of a normalized URL."""
     return _split_origin(url)[0].partition("://")[2].rpartition("@")[2]
+
+
+def twin_keys(urls: list[str]) -> list[str]:
+    """``twin_key`` for a batch (the dedup hot path): one comprehension, the common cases
+    (no query) decided inline."""
+    return [
+        (url[:-1] if url[-1] == "/" and url.find("/", 8) < len(url) - 1 else url)
+        if "?" not in url
+        else twin_key(url)
+        for url in urls
+    ]
+
+
+def twin_key(url: str) -> str:
+    """The key trailing-slash twins share (SPEC §5 rule 7): the URL without the slash that
+    ends its path, unless the path is just ``/``. ``/foo`` and ``/foo/`` have one key."""
+    query = url.find("?")
+    end = len(url) if query < 0 else query
+    if end and url[end - 1] == "/" and end - 1 > url.find("/", 8):
+        return url[: end - 1] + url[end:]
+    return url

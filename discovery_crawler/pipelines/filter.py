@@ -1,0 +1,81 @@
+"""Filter stage: give every URL its kind, drop what is not a page of the site — each drop
+counted per reason and listed — and flag auth-walled pages (kept, not crawled).
+
+The rules live in ``urls/kinds.py`` and ``urls/filters.py`` (pure functions); this stage
+calls them once per batch and does the bookkeeping: the tally of all seven kinds (taken
+before filtering, so it says what the site is), per-reason counts in Scrapy stats
+(``discovery/urls/filtered/<reason>``) and capped lists in the crawl log.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from discovery_crawler.items import UrlBatch
+from discovery_crawler.urls.filters import FilterPolicy
+from discovery_crawler.urls.kinds import url_kinds_many
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+    from discovery_crawler.run_record import RunRecord
+
+
+class FilterPipeline:
+    """Kinds, filter reasons and flags for each batch."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.policy: FilterPolicy | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def open_spider(self) -> None:
+        spider = self.crawler.spider
+        self.record: RunRecord = spider.record  # type: ignore[union-attr]
+        self.options = spider.options  # type: ignore[union-attr]
+
+    def _policy(self, site: str) -> FilterPolicy:
+        if self.policy is None or self.policy.site_origin != site:
+            opts = self.options
+            self.policy = FilterPolicy(site, opts.include_paths, opts.exclude_paths)
+        return self.policy
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, UrlBatch) or not item.records:
+            return item
+        record = self.record
+        site = record.site_origin
+        if site is None:
+            return item
+        records = item.records
+        urls = [rec["url"] for rec in records]
+        kinds = url_kinds_many(urls)
+        decisions = self._policy(site).decide_many(urls, kinds)
+        tally = record.kinds
+        kept = []
+        dropped: Counter[str] = Counter()
+        for rec, kind, decision in zip(records, kinds, decisions, strict=True):
+            tally[kind] += 1
+            rec["kind"] = kind
+            if not decision.keep:
+                reason = decision.reason or "filtered"
+                dropped[reason] += 1
+                record.filtered_list(reason).append(rec["url"])
+                continue
+            if decision.flags:
+                rec["flags"] = list(decision.flags)
+                if "requires_auth" in decision.flags:
+                    record.requires_auth.append(rec["url"])
+            kept.append(rec)
+        item.records = kept
+        for reason, count in dropped.items():
+            record.filtered[reason] += count
+            self.stats.inc_value(f"discovery/urls/filtered/{reason}", count)
+        return item

@@ -1,0 +1,80 @@
+"""Junk filter stage (SPEC §7): drafts, samples, test pages and campaign one-offs that
+CMSs leave in sitemaps are dropped, each with the pattern that matched.
+
+The pattern table lives in ``urls/junk.py``. ``-a junk_filter=0`` turns the stage off;
+URLs named in ``-a pages=`` (by slug or by path) are never filtered.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from discovery_crawler.items import UrlBatch
+from discovery_crawler.urls.junk import junk_patterns_many
+from discovery_crawler.urls.slugs import base_slug
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+    from discovery_crawler.run_record import RunRecord
+
+
+def url_path(url: str) -> str:
+    """Path of a normalized absolute URL (no query)."""
+    path = url[url.find("/", 8) :]
+    query = path.find("?")
+    return path if query < 0 else path[:query]
+
+
+class JunkFilterPipeline:
+    """Drops likely-junk URLs, recording the pattern for each."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.stats = crawler.stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def open_spider(self) -> None:
+        spider = self.crawler.spider
+        self.record: RunRecord = spider.record  # type: ignore[union-attr]
+        options = spider.options  # type: ignore[union-attr]
+        self.enabled = options.junk_filter
+        wanted = set(options.pages)
+        self.exempt_slugs = wanted
+        self.exempt_paths = {p if p.startswith("/") else "/" + p for p in wanted}
+
+    def _exempt(self, url: str, path: str) -> bool:
+        if not self.exempt_slugs:
+            return False
+        return (
+            path in self.exempt_paths
+            or path.rstrip("/") in self.exempt_paths
+            or (base_slug(url) in self.exempt_slugs)
+        )
+
+    def process_item(self, item: Any) -> Any:
+        if not self.enabled or not isinstance(item, UrlBatch) or not item.records:
+            return item
+        records = item.records
+        paths = [url_path(rec["url"]) for rec in records]
+        patterns = junk_patterns_many(paths)
+        if not any(patterns):
+            return item
+        kept = []
+        junk = 0
+        for rec, path, pattern in zip(records, paths, patterns, strict=True):
+            if pattern is not None and not self._exempt(rec["url"], path):
+                self.record.junk.append({"url": rec["url"], "path": path, "pattern": pattern.name})
+                junk += 1
+                continue
+            kept.append(rec)
+        item.records = kept
+        if junk:
+            self.record.filtered["junk"] += junk
+            self.stats.inc_value("discovery/urls/filtered/junk", junk)
+        return item

@@ -1,0 +1,340 @@
+"""Unit tests for ``discovery_crawler.urls.slugs``: one table per SPEC §10 rule (home, ``__``,
+lowercase, other characters, collapse, trim, hash fallback), Windows device names, the length
+cap, non-Latin paths, queries; the allocator's discovery-order suffixes, re-asks, stability
+and ``from_existing``; and properties of both over generated URLs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from discovery_crawler.urls.slugs import (
+    BASE_MAX_LENGTH,
+    MAX_LENGTH,
+    WINDOWS_RESERVED,
+    SlugAllocator,
+    base_slug,
+)
+from tests.conftest import ROOT
+
+SLUG_SHAPE = re.compile(r"[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?")
+
+
+def sha1_hex(text: str, digits: int) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:digits]
+
+
+# -- base_slug: one table per rule ---------------------------------------------------------
+
+BASE = [
+    # empty path -> home (host, query and fragment ignored)
+    ("https://example.com/", "home"),
+    ("https://example.com", "home"),
+    ("https://example.com/?page=2", "home"),
+    ("https://example.com#top", "home"),
+    ("https://example.com?next=/about/", "home"),
+    ("/", "home"),
+    ("", "home"),
+    ("//", "home"),
+    # leading/trailing slashes dropped, "/" -> "__"
+    ("https://example.com/about/", "about"),
+    ("https://example.com/blog/post-one", "blog__post-one"),
+    ("https://example.com/a/b/c/", "a__b__c"),
+    ("/a//b", "a____b"),
+    ("//cdn.example.com/x/y", "x__y"),
+    ("relative/path", "relative__path"),
+    # lowercase
+    ("https://example.com/Blog/Post-One/", "blog__post-one"),
+    ("/ABOUT", "about"),
+    # other characters -> "-"
+    ("/a b/c+d", "a-b__c-d"),
+    ("/v1.2/notes.html", "v1-2__notes-html"),
+    ("/a~b!c@d", "a-b-c-d"),
+    ("/under_score", "under_score"),
+    # collapse runs of "-" (mixed with other characters too)
+    ("/a--b---c", "a-b-c"),
+    ("/a - b", "a-b"),
+    ("/a-.-b", "a-b"),
+    # trim "-" at both ends
+    ("/-a-/", "a"),
+    ("/...a.../", "a"),
+    ("/-/a/-", "__a__"),
+    # percent-encoded UTF-8 decoded first, per segment; nothing transliterated
+    ("/caf%C3%A9", "caf"),
+    ("/caf%c3%a9/menu", "caf-__menu"),  # trimmed at the ends of the slug only
+    ("/%7Euser/", "user"),
+    ("/a%2Fb", "a-b"),
+    ("/a%20b", "a-b"),
+    ("/100%25", "100"),
+    ("/bad%ZZescape", "bad-zzescape"),
+    ("/bad%FFutf8", "bad-utf8"),
+    # queries and fragments ignored
+    ("https://example.com/search?q=a", "search"),
+    ("https://example.com/search?q=/x/y", "search"),
+    ("https://example.com/a#/b", "a"),
+    ("https://example.com/a;x=1", "a-x-1"),
+]
+
+
+@pytest.mark.parametrize(("url", "slug"), BASE)
+def test_base_slug(url, slug):
+    assert base_slug(url) == slug
+
+
+HASHED = [
+    # empty after the rules -> "_" + 10 hex digits of the SHA-1 of the path (pinned values:
+    # the same on every run and machine)
+    ("https://example.com/%E2%9C%93/", "/%E2%9C%93/", "_9cfd57f4e9"),
+    ("/---/", "/---/", "_1909276485"),
+    ("/%2F/", "/%2F/", None),
+    ("/.../", "/.../", None),
+    ("https://example.com/✓?a=1", "/✓", None),
+    (
+        "https://example.com/%D9%87%D8%A7%D9%83%D9%86%D8%AA%D9%88%D8%B4/",
+        "/%D9%87%D8%A7%D9%83%D9%86%D8%AA%D9%88%D8%B4/",
+        None,
+    ),
+    ("https://example.com/هاكنتوش/", "/هاكنتوش/", None),
+]
+
+
+@pytest.mark.parametrize(("url", "path", "pinned"), HASHED)
+def test_hash_fallback(url, path, pinned):
+    slug = base_slug(url)
+    assert slug == "_" + sha1_hex(path, 10)
+    if pinned:
+        assert slug == pinned
+
+
+def test_non_latin_paths():
+    # Japanese, raw and percent-encoded: the ASCII segment survives, the rest is "-"-trimmed.
+    assert base_slug("https://example.com/tag/前処理/") == "tag__"
+    assert base_slug("https://example.com/tag/%E5%89%8D%E5%87%A6%E7%90%86/") == "tag__"
+    assert base_slug("/tag/前処理-2024/") == "tag__-2024"
+    assert base_slug("/München/stadt") == "m-nchen__stadt"
+    # Non-ASCII letters that lowercase to ASCII are still "other characters".
+    assert base_slug("/\u212aelvin") == "elvin"  # KELVIN SIGN
+    assert base_slug("/\u0130stanbul") == "stanbul"  # LATIN CAPITAL I WITH DOT ABOVE
+
+
+WINDOWS = [
+    ("CON", "con-x"),
+    ("/con/", "con-x"),
+    ("https://example.com/CON", "con-x"),
+    ("/Nul", "nul-x"),
+    ("/prn/", "prn-x"),
+    ("/aux/", "aux-x"),
+    ("/com1/", "com1-x"),
+    ("/COM9/", "com9-x"),
+    ("/lpt1/", "lpt1-x"),
+    ("/lpt0", "lpt0-x"),
+    ("/a/nul/b", "a__nul-x__b"),
+    ("/aux/con", "aux-x__con-x"),
+    ("/con_/a", "con-x___a"),  # "con___a" splits into "con" and "_a"
+    # a dot becomes "-": never a device name with an extension
+    ("/aux.html", "aux-html"),
+    ("/nul.txt/x", "nul-txt__x"),
+    # not device names
+    ("/console/", "console"),
+    ("/com10/", "com10"),
+    ("/a/_con", "a___con"),  # splits into "a" and "_con"
+    ("/conference", "conference"),
+]
+
+
+@pytest.mark.parametrize(("url", "slug"), WINDOWS)
+def test_windows_device_names(url, slug):
+    assert base_slug(url) == slug
+
+
+def assert_windows_safe(slug: str) -> None:
+    assert slug not in WINDOWS_RESERVED
+    assert WINDOWS_RESERVED.isdisjoint(slug.split("__")), slug
+    assert not slug.endswith((".", " "))
+
+
+def test_long_paths_are_cut_with_a_hash():
+    long_a = "/" + "a" * 5000
+    long_b = "/" + "a" * 4999 + "b"
+    slug_a, slug_b = base_slug(long_a), base_slug(long_b)
+    assert len(slug_a) <= BASE_MAX_LENGTH
+    assert len(slug_b) <= BASE_MAX_LENGTH
+    assert slug_a != slug_b
+    assert slug_a == "a" * 101 + "-" + sha1_hex(long_a, 8)
+    assert base_slug(long_a) == slug_a
+    # cut in the middle of "-" runs and "__" separators, still well-formed
+    path = "/" + "/".join(["ab-cd"] * 1000)
+    slug = base_slug(path)
+    assert len(slug) <= BASE_MAX_LENGTH
+    assert SLUG_SHAPE.fullmatch(slug) and "--" not in slug
+    # exactly at the limit: kept whole
+    assert base_slug("/" + "x" * BASE_MAX_LENGTH) == "x" * BASE_MAX_LENGTH
+    assert len(base_slug("/" + "x" * (BASE_MAX_LENGTH + 1))) == BASE_MAX_LENGTH
+
+
+def test_distinct_long_urls_get_distinct_slugs():
+    prefix = "https://example.com/" + "section/" * 50
+    slugs = {base_slug(f"{prefix}article-{i}/") for i in range(2000)}
+    assert len(slugs) == 2000
+    assert all(len(s) <= BASE_MAX_LENGTH for s in slugs)
+
+
+# -- SlugAllocator -------------------------------------------------------------------------
+
+
+def test_collisions_get_suffixes_in_discovery_order():
+    allocator = SlugAllocator()
+    urls = [
+        "https://example.com/a?x=1",
+        "https://example.com/a?x=2",
+        "https://example.com/A",
+        "https://example.com/a/",
+    ]
+    assert [allocator.slug(u) for u in urls] == ["a", "a-2", "a-3", "a-4"]
+    assert len(allocator) == 4
+
+
+def test_same_url_same_slug():
+    allocator = SlugAllocator()
+    first = [allocator.slug(u) for u in ("/a", "/a?x=1", "/b")]
+    again = [allocator.slug(u) for u in ("/b", "/a?x=1", "/a", "/a?x=1")]
+    assert first == ["a", "a-2", "b"]
+    assert again == ["b", "a-2", "a", "a-2"]
+    assert len(allocator) == 3
+
+
+def test_a_suffix_never_takes_a_real_path_slug():
+    allocator = SlugAllocator()
+    assert allocator.slug("/a") == "a"
+    assert allocator.slug("/a?x=1") == "a-2"
+    assert allocator.slug("/a-2") == "a-2-2"  # "a-2" is taken
+    assert allocator.slug("/a?x=2") == "a-3"
+    assert allocator.slug("/a-3/") == "a-3-2"
+
+
+def test_two_allocators_fed_the_same_order_agree():
+    urls = [f"https://example.com/p{i % 50}?v={i}" for i in range(500)]
+    first, second = SlugAllocator(), SlugAllocator()
+    assert [first.slug(u) for u in urls] == [second.slug(u) for u in urls]
+
+
+def test_stable_across_processes_and_hash_seeds():
+    code = (
+        "import json\n"
+        "from discovery_crawler.urls.slugs import SlugAllocator\n"
+        "a = SlugAllocator()\n"
+        "urls = [f'https://example.com/{c}/{i % 7}?q={i}' for i in range(300) for c in 'ab']\n"
+        "urls += ['https://example.com/%E2%9C%93/', 'https://example.com/' + 'x' * 500]\n"
+        "print(json.dumps([a.slug(u) for u in urls]))\n"
+    )
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        result = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, check=True
+        )
+        outputs.append(json.loads(result.stdout))
+    assert outputs[0] == outputs[1]
+    assert len(set(outputs[0])) == len(outputs[0])
+    assert outputs[0][-2] == "_9cfd57f4e9"
+
+
+def test_from_existing_keeps_old_slugs():
+    old = SlugAllocator()
+    urls = ["/a?x=1", "/a?x=2", "/b", "/%E2%9C%93/"]
+    mapping = {u: old.slug(u) for u in urls}
+    assert mapping == {"/a?x=1": "a", "/a?x=2": "a-2", "/b": "b", "/%E2%9C%93/": "_9cfd57f4e9"}
+    # A re-run that discovers the URLs in another order, plus new ones.
+    new = SlugAllocator.from_existing(mapping)
+    assert new.slug("/a?x=3") == "a-3"
+    assert new.slug("/a?x=2") == "a-2"
+    assert new.slug("/a?x=1") == "a"
+    assert new.slug("/b") == "b"
+    assert new.slug("/b?new=1") == "b-2"
+    assert len(new) == 6
+
+
+def test_from_existing_keeps_slugs_made_by_other_rules():
+    # A slug from an older rule set stays; the URL's current base slug is free for others.
+    new = SlugAllocator.from_existing({"/About-Us": "About_Us"})
+    assert new.slug("/About-Us") == "About_Us"
+    assert new.slug("/about-us?x=1") == "about-us"
+
+
+def test_from_existing_refuses_a_shared_slug():
+    with pytest.raises(ValueError, match="more than one URL"):
+        SlugAllocator.from_existing({"/a": "a", "/b": "a"})
+
+
+def test_allocator_grows_past_its_first_table():
+    allocator = SlugAllocator()
+    before = allocator.nbytes
+    urls = [f"/p/{i % 30000}?v={i // 30000}" for i in range(100_000)]
+    slugs = [allocator.slug(u) for u in urls]
+    assert allocator.nbytes > before
+    assert len(set(slugs)) == len(slugs) == len(allocator)
+    assert slugs[30000] == "p__0-2"
+    assert [allocator.slug(u) for u in urls[::997]] == slugs[::997]
+
+
+def test_suffix_keeps_the_length_cap():
+    allocator = SlugAllocator()
+    url = "/" + "y" * 5000
+    slugs = [allocator.slug(f"{url}?v={i}") for i in range(20)]
+    assert all(len(s) <= MAX_LENGTH for s in slugs)
+    assert len(set(slugs)) == 20
+
+
+# -- properties ----------------------------------------------------------------------------
+
+PIECES = [
+    "/", "/", "/", "-", "_", "__", ".", " ", "%", "%2F", "%C3%A9", "%E2%9C%93", "%zz", "a",
+    "B", "z9", "é", "前", "✓", "\u212a", "\u0130", "con", "CON", "aux", "nul", "com1", "lpt9",
+    "?", "#", "x" * 60, "-" * 5,
+]  # fmt: skip
+PATHS = st.one_of(
+    st.lists(st.sampled_from(PIECES), max_size=15).map("".join),
+    st.text(max_size=40),
+    st.text(alphabet="ab/-_.%", max_size=300),
+)
+URLS = st.one_of(PATHS, PATHS.map(lambda p: "https://example.com/" + p.lstrip("/")))
+
+
+@settings(max_examples=500, deadline=None)
+@given(URLS)
+def test_base_slug_properties(url):
+    slug = base_slug(url)
+    assert SLUG_SHAPE.fullmatch(slug), slug
+    assert "--" not in slug
+    assert len(slug) <= BASE_MAX_LENGTH
+    assert_windows_safe(slug)
+    assert base_slug(url) == slug
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(URLS, max_size=40))
+def test_allocator_properties(urls):
+    allocator = SlugAllocator()
+    slugs = [allocator.slug(u) for u in urls]
+    by_url: dict[str, str] = {}
+    for url, slug in zip(urls, slugs, strict=True):
+        assert by_url.setdefault(url, slug) == slug  # same URL, same slug
+        assert SLUG_SHAPE.fullmatch(slug) and "--" not in slug
+        assert len(slug) <= MAX_LENGTH
+        assert_windows_safe(slug)
+    assert len(set(by_url.values())) == len(by_url)  # unique
+    assert len(allocator) == len(by_url)
+    # deterministic, and kept by a re-run
+    other = SlugAllocator()
+    assert [other.slug(u) for u in urls] == slugs
+    rerun = SlugAllocator.from_existing(by_url)
+    assert [rerun.slug(u) for u in reversed(urls)] == slugs[::-1]
