@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from discovery_crawler.sitemaps.parser import Entry
     from discovery_crawler.urls.seen import SeenSet
 
-# The feed's columns, in order (SPEC §10; later stages add kind, slug, score, ...).
+# The feed's columns, in order (SPEC §10; later stages add score, title, ...). JSON feeds
+# carry STAGE_FIELDS only when the URL stages produced them; CSV always has every column.
 RECORD_FIELDS = (
     "url",
     "source",  # sitemap | alternate | link | seed | robots
@@ -30,6 +31,8 @@ RECORD_FIELDS = (
     "flags",  # ["requires_auth", ...]
     "slug",  # unique within the site, stable across re-runs
 )
+STAGE_FIELDS = ("kind", "flags", "slug")
+BASE_FIELDS = RECORD_FIELDS[: -len(STAGE_FIELDS)]
 
 
 @dataclass(repr=False)

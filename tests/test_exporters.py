@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from discovery_crawler.items import RECORD_FIELDS, UrlBatch
+from discovery_crawler.items import BASE_FIELDS, RECORD_FIELDS, UrlBatch
 from discovery_crawler.output.exporters import (
     CsvExporter,
     JsonExporter,
@@ -78,7 +78,7 @@ def test_json_lines_equals_json_line_per_record(records):
     assert len(lines) == len(records) + 1
     for line, record in zip(lines, records, strict=False):
         obj = json.loads(line)
-        assert tuple(obj) == RECORD_FIELDS
+        assert tuple(obj) == (RECORD_FIELDS if "kind" in record else BASE_FIELDS)
         assert obj["sources"] == [record["sitemap"]]
         for key in ("url", "source", "sitemap", "lastmod", "changefreq", "alternates"):
             assert obj[key] == record[key]
@@ -207,7 +207,7 @@ def test_one_record_per_url_with_merged_sources(ext, tmp_path):
         assert list(records[0]) == list(RECORD_FIELDS)
         assert [r["priority"] for r in records] == ["1.0", "high", "0.25", "0.25", "0.25"]
     else:
-        assert tuple(records[0]) == RECORD_FIELDS
+        assert tuple(records[0]) == BASE_FIELDS  # no URL stages ran: their fields are absent
         assert [r["priority"] for r in records] == [1.0, "high", 0.25, 0.25, 0.25]
     assert not list(tmp_path.glob("discovery-feed-*"))
 

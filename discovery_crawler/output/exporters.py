@@ -60,13 +60,20 @@ def json_line(rec: dict[str, Any]) -> str:
         f'{{"url": {encode_basestring(rec["url"])}, "source": {encode_basestring(rec["source"])}, '
         f'"sitemap": {sitemap}, "sources": [{sitemap}], '
         f'"lastmod": {_value(rec["lastmod"])}, "priority": {_value(rec["priority"])}, '
-        f'"changefreq": {_value(rec["changefreq"])}, "alternates": {_value(rec["alternates"])}, '
-        f'"kind": {_value(rec.get("kind"))}, "flags": {_value(rec.get("flags"))}, '
-        f'"slug": {_value(rec.get("slug"))}}}'
+        f'"changefreq": {_value(rec["changefreq"])}, "alternates": {_value(rec["alternates"])}'
+        f"{_stage_fields(rec)}}}"
     )
 
 
-_NULL_TAIL = '"kind": null, "flags": null, "slug": null}'
+def _stage_fields(rec: dict[str, Any]) -> str:
+    """kind, flags and slug — written only once the URL stages produce them."""
+    kind, flags, slug = rec.get("kind"), rec.get("flags"), rec.get("slug")
+    if kind is None and flags is None and slug is None:
+        return ""
+    return f', "kind": {_value(kind)}, "flags": {_value(flags)}, "slug": {_value(slug)}'
+
+
+_NO_TAIL = "}"
 
 
 def json_lines(records: list[dict[str, Any]]) -> str:
@@ -94,10 +101,10 @@ def json_lines(records: list[dict[str, Any]]) -> str:
         flags = rec.get("flags")
         slug = rec.get("slug")
         if kind is None and flags is None and slug is None:
-            tail = _NULL_TAIL
+            tail = _NO_TAIL  # the URL stages are off: their fields do not exist yet
         else:
             tail = (
-                f'"kind": {enc(kind) if kind is not None else "null"}, '
+                f', "kind": {enc(kind) if kind is not None else "null"}, '
                 f'"flags": {_dumps(flags) if flags is not None else "null"}, '
                 f'"slug": {enc(slug) if slug is not None else "null"}}}'
             )
@@ -106,7 +113,7 @@ def json_lines(records: list[dict[str, Any]]) -> str:
             f"{enc(lastmod) if lastmod is not None else 'null'}, "
             f'"priority": {_number(priority)}, '
             f'"changefreq": {enc(changefreq) if changefreq is not None else "null"}, '
-            f'"alternates": {_dumps(alternates) if alternates is not None else "null"}, {tail}'
+            f'"alternates": {_dumps(alternates) if alternates is not None else "null"}{tail}'
         )
     lines.append("")
     return "\n".join(lines)

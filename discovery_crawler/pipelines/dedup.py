@@ -81,7 +81,7 @@ class DedupPipeline:
                 if rec["source"] == "alternate":
                     alternates_only.add(key)
                     record.counts["alternate_only"] += 1
-                if rec["url"] is key:  # twin_key returned it as is: no trailing slash
+                if rec["url"] is not key:  # not in the slash form: /foo, not /foo/
                     slashless.add(key)
                 continue
             duplicates += 1
@@ -91,7 +91,7 @@ class DedupPipeline:
                 # first met as an hreflang alternate, now listed: the listing wins
                 seen.upgrade(key, rec)
                 record.counts["alternate_only"] -= 1
-            elif rec["url"] is not key and key in slashless:
+            elif rec["url"] is key and key in slashless:
                 # trailing-slash twins: the slash form wins (SPEC §5 rule 7)
                 seen.upgrade(key, rec)
                 record.counts["slash_twins"] += 1

@@ -75,6 +75,8 @@ class FilterPipeline:
                     record.requires_auth.append(rec["url"])
             kept.append(rec)
         item.records = kept
+        for kind, count in Counter(kinds).items():
+            self.stats.inc_value(f"discovery/kinds/{kind}", count)
         for reason, count in dropped.items():
             record.filtered[reason] += count
             self.stats.inc_value(f"discovery/urls/filtered/{reason}", count)

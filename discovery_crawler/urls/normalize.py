@@ -266,21 +266,18 @@ def host_of(url: str) -> str:
 
 
 def twin_keys(urls: list[str]) -> list[str]:
-    """``twin_key`` for a batch (the dedup hot path): one comprehension, the common cases
-    (no query) decided inline."""
+    """``twin_key`` for a batch (the dedup hot path): a URL already in the slash form is
+    its own key (no new string), the common case on most sites."""
     return [
-        (url[:-1] if url[-1] == "/" and url.find("/", 8) < len(url) - 1 else url)
-        if "?" not in url
-        else twin_key(url)
-        for url in urls
+        url if url[-1] == "/" else (url + "/" if "?" not in url else twin_key(url)) for url in urls
     ]
 
 
 def twin_key(url: str) -> str:
-    """The key trailing-slash twins share (SPEC §5 rule 7): the URL without the slash that
-    ends its path, unless the path is just ``/``. ``/foo`` and ``/foo/`` have one key."""
+    """The key trailing-slash twins share (SPEC §5 rule 7): the URL in its slash form
+    (``/foo`` and ``/foo/`` both give ``/foo/``); the URL itself when already so."""
     query = url.find("?")
     end = len(url) if query < 0 else query
-    if end and url[end - 1] == "/" and end - 1 > url.find("/", 8):
-        return url[: end - 1] + url[end:]
-    return url
+    if url[end - 1] == "/":
+        return url
+    return url[:end] + "/" + url[end:]

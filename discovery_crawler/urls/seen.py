@@ -17,6 +17,8 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
+from discovery_crawler.urls.normalize import twin_key
+
 _EMPTY = 0
 _MIN_SLOTS = 1 << 20  # 8 MB: most sites never grow it
 
@@ -27,7 +29,12 @@ def fingerprint(url: str) -> int:
 
 
 class SeenSet:
-    """Remembers fingerprints of URLs already admitted, and extra sources of duplicates."""
+    """Remembers fingerprints of URLs already admitted, and extra sources of duplicates.
+
+    ``add``/``add_many`` take the keys they are given (the dedup stage gives twin keys,
+    ``urls.normalize.twin_key``); the duplicate bookkeeping (``add_source``, ``upgrade``)
+    keys by the twin key itself, as the feed exporters do when they patch lines.
+    """
 
     __slots__ = ("_count", "_limit", "_mask", "_slots", "extra_sources", "upgrades")
 
@@ -123,17 +130,17 @@ class SeenSet:
         self._slots, self._mask, self._limit = slots, mask, int(size * 0.7)
 
     def add_source(self, url: str, source: str) -> None:
-        """Record that ``source`` also listed the already-seen ``url``."""
-        sources = self.extra_sources.setdefault(hash(url) or 1, [])
+        """Record that ``source`` also listed the already-seen ``url`` (or its twin)."""
+        sources = self.extra_sources.setdefault(hash(twin_key(url)) or 1, [])
         if source not in sources and len(sources) < 50:
             sources.append(source)
 
     def upgrade(self, url: str, record: dict[str, Any]) -> None:
         """Replace the (alternate) record of an already-seen ``url`` by ``record``."""
-        self.upgrades[hash(url) or 1] = record
+        self.upgrades[hash(twin_key(url)) or 1] = record
 
     def upgraded(self, url: str) -> bool:
-        return (hash(url) or 1) in self.upgrades
+        return (hash(twin_key(url)) or 1) in self.upgrades
 
     def sources_of(self, url: str) -> list[str]:
-        return self.extra_sources.get(hash(url) or 1, [])
+        return self.extra_sources.get(hash(twin_key(url)) or 1, [])
