@@ -59,7 +59,8 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     )
     for origin, count in record.other_hosts.most_common(3):
         lines.append(f"  {count:,} URLs on {origin}, not this site (not in the inventory)")
-    lines.append(f"Kinds: {kinds_line(record)}")
+    if any(record.kinds.values()):  # the URL stages ran
+        lines.append(f"Kinds: {kinds_line(record)}")
     filtered = {r: n for r, n in record.filtered.items() if n and r != "junk"}
     if filtered:
         lines.append(
@@ -131,13 +132,14 @@ class ProgressReport:
         urls = record.discovered
         rate = (urls - self.last_urls) / max(now - self.last_time, 1e-6)
         self.last_urls, self.last_time = urls, now
+        kinds = f" · kinds: {kinds_line(record)}" if any(record.kinds.values()) else ""
         logger.info(
-            "Progress: sitemaps %d done / %d pending · %s URLs · %s URLs/s · kinds: %s",
+            "Progress: sitemaps %d done / %d pending · %s URLs · %s URLs/s%s",
             record.sitemaps_done,
             record.sitemaps_pending,
             f"{urls:,}",
             f"{rate:,.0f}",
-            kinds_line(record),
+            kinds,
         )
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
