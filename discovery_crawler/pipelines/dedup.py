@@ -12,15 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
+from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.urls.normalize import twin_keys
 from discovery_crawler.urls.seen import SeenSet
 
 if TYPE_CHECKING:
-    from typing import Self
-
     from scrapy.crawler import Crawler
-
-    from discovery_crawler.run_record import RunRecord
 
 
 class _LazySeenSet:
@@ -38,24 +35,16 @@ class _LazySeenSet:
         return self._set is not None and url in self._set
 
 
-class DedupPipeline:
+class DedupPipeline(BatchStage):
     """Drops records already in the inventory, remembering where else they were listed."""
 
     def __init__(self, crawler: Crawler):
-        self.crawler = crawler
-        self.stats = crawler.stats
+        super().__init__(crawler)
         self.max_urls = crawler.settings.getint("SITEMAP_MAX_URLS")
         # URLs that entered as hreflang alternates only, and URLs that entered without
         # their trailing slash (compact; allocated on first use).
         self.alternates_only = _LazySeenSet()
         self.slashless_first = _LazySeenSet()
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
-
-    def open_spider(self) -> None:
-        self.record: RunRecord = self.crawler.spider.record  # type: ignore[union-attr]
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, UrlBatch) or not item.records:

@@ -13,33 +13,20 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
+from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import url_kinds_many
 
 if TYPE_CHECKING:
-    from typing import Self
-
     from scrapy.crawler import Crawler
 
-    from discovery_crawler.run_record import RunRecord
 
-
-class FilterPipeline:
+class FilterPipeline(BatchStage):
     """Kinds, filter reasons and flags for each batch."""
 
     def __init__(self, crawler: Crawler):
-        self.crawler = crawler
-        self.stats = crawler.stats
+        super().__init__(crawler)
         self.policy: FilterPolicy | None = None
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
-
-    def open_spider(self) -> None:
-        spider = self.crawler.spider
-        self.record: RunRecord = spider.record  # type: ignore[union-attr]
-        self.options = spider.options  # type: ignore[union-attr]
 
     def _policy(self, site: str) -> FilterPolicy:
         if self.policy is None or self.policy.site_origin != site:

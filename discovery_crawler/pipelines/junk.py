@@ -10,15 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
+from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.urls.junk import junk_patterns_many
 from discovery_crawler.urls.slugs import base_slug
 
 if TYPE_CHECKING:
-    from typing import Self
-
-    from scrapy.crawler import Crawler
-
-    from discovery_crawler.run_record import RunRecord
+    pass
 
 
 def url_path(url: str) -> str:
@@ -28,21 +25,12 @@ def url_path(url: str) -> str:
     return path if query < 0 else path[:query]
 
 
-class JunkFilterPipeline:
+class JunkFilterPipeline(BatchStage):
     """Drops likely-junk URLs, recording the pattern for each."""
 
-    def __init__(self, crawler: Crawler):
-        self.crawler = crawler
-        self.stats = crawler.stats
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
-
     def open_spider(self) -> None:
-        spider = self.crawler.spider
-        self.record: RunRecord = spider.record  # type: ignore[union-attr]
-        options = spider.options  # type: ignore[union-attr]
+        super().open_spider()
+        options = self.options
         self.enabled = options.junk_filter
         wanted = set(options.pages)
         self.exempt_slugs = wanted

@@ -17,14 +17,12 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
+from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.urls.normalize import OriginCache, UrlError, resolve
 
 if TYPE_CHECKING:
-    from typing import Self
-
     from scrapy.crawler import Crawler
 
-    from discovery_crawler.run_record import RunRecord
 
 logger = logging.getLogger(__name__)
 
@@ -41,24 +39,17 @@ def _priority(value: str) -> float | str:
     return number if math.isfinite(number) else value
 
 
-class NormalizePipeline:
+class NormalizePipeline(BatchStage):
     """Turns a batch's raw sitemap entries into normalized same-site records."""
 
     def __init__(self, crawler: Crawler):
-        self.crawler = crawler
-        self.stats = crawler.stats
+        super().__init__(crawler)
         self.origins = OriginCache()
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
-
     def open_spider(self) -> None:
-        spider = self.crawler.spider
-        self.record: RunRecord = spider.record  # type: ignore[union-attr]
-        # http→https reconciliation (and other origin rewrites) decided by the spider.
+        super().open_spider()
         # One cache with the spider, so its origin rewrites (scheme, www) apply here.
-        self.origins = spider.origins  # type: ignore[union-attr]
+        self.origins = self.crawler.spider.origins  # type: ignore[union-attr]
 
     def normalize(self, raw: str, base: str) -> str:
         if not raw.startswith(_ABSOLUTE):
