@@ -554,7 +554,13 @@ def test_invalid_xml_characters_handled_like_lxml(loc):
 # -- hypothesis: generated plain urlsets ---------------------------------------------------
 
 PATH_CHARS = "abcXYZ019-._~/%=+,;:!*()@$é中&<>\"'"
-HOSTS = ["example.com", "www.example.org", "EXAMPLE.net", "xn--bcher-kva.de", "127.0.0.1:8080"]
+HOSTS = [
+    "example.com",
+    "www.example.org",
+    "EXAMPLE.net",
+    "xn--bcher-kva.de",
+    "127.0.0.1:8080",  # a host with a port inside generated URLs; no server listens
+]
 FREQS = ["always", "hourly", "daily", "weekly", "monthly", "yearly", "never"]
 PADDING = st.sampled_from(["", " ", "\n", "\t", "\r\n", "  \n    "])
 
