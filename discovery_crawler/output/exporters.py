@@ -54,23 +54,8 @@ def _number(value: Any) -> str:
 
 
 def json_line(rec: dict[str, Any]) -> str:
-    """One record as a JSON object with the feed's fields in order."""
-    sitemap = _value(rec["sitemap"])
-    return (
-        f'{{"url": {encode_basestring(rec["url"])}, "source": {encode_basestring(rec["source"])}, '
-        f'"sitemap": {sitemap}, "sources": [{sitemap}], '
-        f'"lastmod": {_value(rec["lastmod"])}, "priority": {_value(rec["priority"])}, '
-        f'"changefreq": {_value(rec["changefreq"])}, "alternates": {_value(rec["alternates"])}'
-        f"{_stage_fields(rec)}}}"
-    )
-
-
-def _stage_fields(rec: dict[str, Any]) -> str:
-    """kind, flags and slug — written only once the URL stages produce them."""
-    kind, flags, slug = rec.get("kind"), rec.get("flags"), rec.get("slug")
-    if kind is None and flags is None and slug is None:
-        return ""
-    return f', "kind": {_value(kind)}, "flags": {_value(flags)}, "slug": {_value(slug)}'
+    """One record as a JSON object with the feed's fields in order (no newline)."""
+    return json_lines([rec])[:-1]
 
 
 _NO_TAIL = "}"

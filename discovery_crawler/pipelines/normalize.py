@@ -122,15 +122,10 @@ class NormalizePipeline(BatchStage):
                 record.malformed.append({"raw": entry[0][:500], "reason": reason, "sitemap": base})
                 malformed += 1
                 continue
-            if site_prefix is None or not url.startswith(site_prefix):  # type: ignore[union-attr]
-                origin = url[: url.find("/", 8)]  # type: ignore[index,union-attr]
-                if site is None:  # a sitemap given as input: its first URL names the site
-                    site = record.site_origin = origin
-                    site_prefix = site + "/"
-                    self.crawler.spider.site_found(origin)  # type: ignore[union-attr]
-                else:
-                    other_hosts[origin] += 1
-                    continue
+            # site is known here: _name_site set it from the first URL that normalizes
+            if not url.startswith(site_prefix):  # type: ignore[union-attr,arg-type]
+                other_hosts[url[: url.find("/", 8)]] += 1  # type: ignore[index,union-attr]
+                continue
             alternates = None
             if len(entry) > 4 and entry[4]:
                 alternates = self._alternates(entry[4], url, site, base, alternate_records)  # type: ignore[arg-type]

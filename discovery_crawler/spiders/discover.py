@@ -163,13 +163,13 @@ class DiscoverSpider(SitemapSpider):
             self.record.failure = f"start URL unusable: {exc}"
             return
         if opts.input_kind == "sitemap":
-            self._reconcile_scheme(origin_of(start))
+            self._unify_site_origin(origin_of(start))
             request = self._sitemap_request(start, "input", None, 0)
             if request is not None:
                 yield request
             return
         self.record.site_origin = origin_of(start)
-        self._reconcile_scheme(self.record.site_origin)
+        self._unify_site_origin(self.record.site_origin)
         robots_url = (
             start if opts.input_kind == "robots" else self.record.site_origin + "/robots.txt"
         )
@@ -183,7 +183,7 @@ class DiscoverSpider(SitemapSpider):
             meta={"handle_httpstatus_all": True},
         )
 
-    def _reconcile_scheme(self, origin: str) -> None:
+    def _unify_site_origin(self, origin: str) -> None:
         """Make every spelling of the site's origin the one actually fetched.
 
         SPEC §4: a sitemap advertising http:// for a site served over https:// (or the
@@ -207,7 +207,7 @@ class DiscoverSpider(SitemapSpider):
     def site_found(self, origin: str) -> None:
         """Called when the first URL of a sitemap given as input names the site."""
         self.record.note(f"site taken from the sitemap's first URL: {origin}")
-        self._reconcile_scheme(origin)
+        self._unify_site_origin(origin)
 
     # -- robots.txt ---------------------------------------------------------------------
     def parse_robots(self, response: Response) -> Iterator[Request]:
@@ -260,7 +260,7 @@ class DiscoverSpider(SitemapSpider):
             )
             self.origin_rewrites[site] = final_origin
             self.record.site_origin = final_origin
-            self._reconcile_scheme(final_origin)
+            self._unify_site_origin(final_origin)
 
     def _conventional_requests(self) -> Iterator[Request]:
         site = self.record.site_origin
