@@ -27,7 +27,9 @@ FEED_EXPORTERS = {
 ITEM_PIPELINES = {
     "discovery_crawler.pipelines.normalize.NormalizePipeline": 100,
     "discovery_crawler.pipelines.dedup.DedupPipeline": 200,
-    # filter (300), junk filter (400) and slug (600): see DISCOVERY_URL_STAGES below.
+    "discovery_crawler.pipelines.filter.FilterPipeline": 300,
+    "discovery_crawler.pipelines.junk.JunkFilterPipeline": 400,
+    "discovery_crawler.pipelines.slug.SlugPipeline": 600,
     "discovery_crawler.pipelines.crawl_log.CrawlLogPipeline": 900,
 }
 EXTENSIONS = {
@@ -40,16 +42,6 @@ DOWNLOAD_DELAY_JITTER = 0  # the interval is a floor, not an average
 CONCURRENT_REQUESTS = 16
 DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 1
-
-# The URL stages of SPEC §5, §7, §10 (kinds + filter reasons, junk filter, slugs) are
-# built and tested but off by default for now: together they cost more per URL than the
-# sitemap walk's benchmark margin allows (issue 3). -s DISCOVERY_URL_STAGES=1 turns them on.
-DISCOVERY_URL_STAGES = False
-URL_STAGE_PIPELINES = {
-    "discovery_crawler.pipelines.filter.FilterPipeline": 300,
-    "discovery_crawler.pipelines.junk.JunkFilterPipeline": 400,
-    "discovery_crawler.pipelines.slug.SlugPipeline": 600,
-}
 
 # Discovery (SPEC §2, §4).
 DISCOVERY_MODE = "auto"

@@ -17,12 +17,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from discovery_crawler.urls.normalize import UrlError, normalize
 from discovery_crawler.urls.slugs import (
     BASE_MAX_LENGTH,
     MAX_LENGTH,
     WINDOWS_RESERVED,
     SlugAllocator,
     base_slug,
+    bases_many,
+    normalized_paths,
+    path_of,
 )
 from tests.conftest import ROOT
 
@@ -203,13 +207,71 @@ def test_collisions_get_suffixes_in_discovery_order():
     assert len(allocator) == 4
 
 
-def test_same_url_same_slug():
+def test_a_url_asked_twice_is_a_new_claimant():
+    # The dedup stage admits each URL once; the allocator does not remember URLs.
     allocator = SlugAllocator()
-    first = [allocator.slug(u) for u in ("/a", "/a?x=1", "/b")]
-    again = [allocator.slug(u) for u in ("/b", "/a?x=1", "/a", "/a?x=1")]
-    assert first == ["a", "a-2", "b"]
-    assert again == ["b", "a-2", "a", "a-2"]
+    assert [allocator.slug(u) for u in ("/a", "/a", "/b")] == ["a", "a-2", "b"]
     assert len(allocator) == 3
+
+
+def test_batch_claims_bare_bases_first():
+    allocator = SlugAllocator()
+    urls = ["https://e.com/a?x=1", "https://e.com/a?x=2", "https://e.com/a-2", "https://e.com/b"]
+    assert allocator.slugs_many(urls, normalized_paths(urls)) == ["a", "a-3", "a-2", "b"]
+    # the same batch in a new allocator gives the same slugs (re-runs agree)
+    again = SlugAllocator()
+    assert again.slugs_many(urls, normalized_paths(urls)) == ["a", "a-3", "a-2", "b"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=30), st.sampled_from(["", "?q=1", "?a=/b", "#f", "?x#y/z"]))
+def test_normalized_paths_agree_with_path_of(path, tail):
+    try:
+        url = normalize("https://Example.com/" + path + tail)
+    except UrlError:
+        return
+    assert normalized_paths([url]) == [path_of(url)]
+
+
+_PLAIN_SAMPLES = [
+    "con",
+    "con/x",
+    "a/con",
+    "com1",
+    "lpt9/a",
+    "conx",
+    "a.html",
+    "a_b/c",
+    "a__b",
+    "-a",
+    "a-",
+    "a--b",
+    "a/-b",
+    "a-/b",
+    "a..b",
+    "x" * 110,
+    "x" * 111,
+    "aux.html",
+    "a/b/",
+    "",
+]
+_PATH_CHARS = "abcCON0129-._/%~Aé前 "
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=_PATH_CHARS, max_size=40) | st.sampled_from(_PLAIN_SAMPLES))
+def test_bases_many_fast_path_agrees_with_base_slug(path):
+    path = "/" + path
+    assert bases_many([path]) == [base_slug("https://example.com" + path)]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(st.text(alphabet=_PATH_CHARS + "\n", max_size=20) | st.sampled_from(_PLAIN_SAMPLES))
+)
+def test_bases_many_batch_agrees_with_base_slug(paths):
+    paths = ["/" + p for p in paths]
+    assert bases_many(paths) == [base_slug("https://example.com" + p) for p in paths]
 
 
 def test_a_suffix_never_takes_a_real_path_slug():
@@ -283,7 +345,8 @@ def test_allocator_grows_past_its_first_table():
     assert allocator.nbytes > before
     assert len(set(slugs)) == len(slugs) == len(allocator)
     assert slugs[30000] == "p__0-2"
-    assert [allocator.slug(u) for u in urls[::997]] == slugs[::997]
+    rerun = SlugAllocator.from_existing(dict(zip(urls, slugs, strict=True)))
+    assert [rerun.slug(u) for u in urls[::997]] == slugs[::997]
 
 
 def test_suffix_keeps_the_length_cap():
@@ -323,6 +386,7 @@ def test_base_slug_properties(url):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(URLS, max_size=40))
 def test_allocator_properties(urls):
+    urls = list(dict.fromkeys(urls))  # the dedup stage admits each URL once
     allocator = SlugAllocator()
     slugs = [allocator.slug(u) for u in urls]
     by_url: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""The URL stages end to end (``-s DISCOVERY_URL_STAGES=1``): kinds, filter reasons,
+"""The URL stages end to end: kinds, filter reasons,
 auth flags, the junk filter and slugs, on a hand-made sitemap served on loopback."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ SITE = "https://example.com"
 
 def test_url_stages_end_to_end(serve, discover):
     server = serve(FIXTURES / "url_stages")
-    result = discover(server.url("/sitemap.xml"), settings={"DISCOVERY_URL_STAGES": 1})
+    result = discover(server.url("/sitemap.xml"))
     assert result.returncode == 0, result.stderr[-3000:]
     by_url = {r["url"]: r for r in result.records}
     # normalization: tracking parameter gone, escapes normalized, www twin rewritten,
@@ -59,13 +59,9 @@ def test_url_stages_end_to_end(serve, discover):
 def test_junk_filter_off_and_pages_exempt(serve, discover):
     """``junk_filter=0`` keeps junk; ``pages=`` exempts a named URL from the junk filter."""
     server = serve(FIXTURES / "url_stages")
-    off = discover(
-        server.url("/sitemap.xml"), "-a", "junk_filter=0", settings={"DISCOVERY_URL_STAGES": 1}
-    )
+    off = discover(server.url("/sitemap.xml"), "-a", "junk_filter=0")
     assert f"{SITE}/sample-page/" in off.urls
     assert off.discovery["filtered_as_junk"]["count"] == 0
-    exempt = discover(
-        server.url("/sitemap.xml"), "-a", "pages=test1", settings={"DISCOVERY_URL_STAGES": 1}
-    )
+    exempt = discover(server.url("/sitemap.xml"), "-a", "pages=test1")
     assert f"{SITE}/test1/" in exempt.urls
     assert f"{SITE}/sample-page/" not in exempt.urls

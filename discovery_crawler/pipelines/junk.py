@@ -12,17 +12,10 @@ from typing import TYPE_CHECKING, Any
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.urls.junk import junk_patterns_many
-from discovery_crawler.urls.slugs import base_slug
+from discovery_crawler.urls.slugs import base_slug, normalized_paths
 
 if TYPE_CHECKING:
     pass
-
-
-def url_path(url: str) -> str:
-    """Path of a normalized absolute URL (no query)."""
-    path = url[url.find("/", 8) :]
-    query = path.find("?")
-    return path if query < 0 else path[:query]
 
 
 class JunkFilterPipeline(BatchStage):
@@ -49,7 +42,7 @@ class JunkFilterPipeline(BatchStage):
         if not self.enabled or not isinstance(item, UrlBatch) or not item.records:
             return item
         records = item.records
-        paths = [url_path(rec["url"]) for rec in records]
+        paths = normalized_paths([rec["url"] for rec in records])
         patterns = junk_patterns_many(paths)
         if not any(patterns):
             return item

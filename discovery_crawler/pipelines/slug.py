@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
-from discovery_crawler.urls.slugs import SlugAllocator
+from discovery_crawler.urls.slugs import SlugAllocator, normalized_paths
 
 if TYPE_CHECKING:
     from typing import Self
@@ -28,7 +28,10 @@ class SlugPipeline:
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, UrlBatch) or not item.records:
             return item
-        slug = self.allocator.slug
-        for rec in item.records:
-            rec["slug"] = slug(rec["url"])
+        records = item.records
+        urls = [rec["url"] for rec in records]
+        for rec, slug in zip(
+            records, self.allocator.slugs_many(urls, normalized_paths(urls)), strict=True
+        ):
+            rec["slug"] = slug
         return item

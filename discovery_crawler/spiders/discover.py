@@ -128,10 +128,6 @@ class DiscoverSpider(SitemapSpider):
                 settings.getint("SITEMAP_CONCURRENCY"),
                 priority="spider",
             )
-            if settings.getbool("DISCOVERY_URL_STAGES"):
-                pipelines = settings.getdict("ITEM_PIPELINES")
-                pipelines.update(settings.getdict("URL_STAGE_PIPELINES"))
-                settings.set("ITEM_PIPELINES", pipelines, priority="spider")
         check_feed_formats(settings.getdict("FEEDS"))
         self.batch_size = max(1, settings.getint("DISCOVERY_BATCH_SIZE"))
         self.max_documents = settings.getint("SITEMAP_MAX_DOCUMENTS")
