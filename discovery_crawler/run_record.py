@@ -65,6 +65,8 @@ class RunRecord:
         self.finished_at: str | None = None
         self.site_origin: str | None = None  # scheme://host[:port] of the site's pages
         self.robots: dict[str, Any] | None = None
+        # The robots middleware's summary (policies by origin, disallowed URLs with rule).
+        self.robots_summary: Any = None
         self.attempts: dict[str, SitemapAttempt] = {}
         self.sitemaps_pending = 0
         self.sitemaps_done = 0
@@ -148,6 +150,7 @@ class RunRecord:
             "discovery": {
                 "site": self.site_origin,
                 "robots": self.robots,
+                "robots_policy": self.robots_summary.as_dict() if self.robots_summary else None,
                 "sitemap_attempts": [a.as_dict() for a in self.attempts.values()],
                 "sitemaps_skipped": self.skipped_sitemaps.as_dict(),
                 "counts": dict(sorted(self.counts.items())),

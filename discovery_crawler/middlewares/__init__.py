@@ -1,0 +1,1 @@
+"""Downloader middlewares shared by every spider of the project (SPEC §2, §6)."""

@@ -1,0 +1,331 @@
+"""Obey each origin's robots.txt (SPEC §6): fetch it once, decide every request by it.
+
+Scrapy's ``RobotsTxtMiddleware`` treats a robots.txt answering 5xx as "allow all", asks by
+the User-Agent header and drops Crawl-delay. This one keeps a ``RobotsPolicy`` per origin
+(RFC 9309: 5xx, timeouts and network errors fail closed; 4xx allow all; ≤5 redirects),
+asks by ``ROBOTS_AGENT_TOKEN``, keeps Crawl-delay for the throttle (``policy_store``), and
+never drops a URL silently: a disallowed request raises ``RobotsDisallowed`` (an
+``IgnoreRequest`` naming the rule), is counted in ``robots/disallowed`` and listed with its
+rule and the page that linked to it.
+
+robots.txt is fetched once per origin: concurrent requests wait for the one fetch, and a
+spider's own request for ``<origin>/robots.txt`` is answered from that same fetch (its
+``response.meta["robots_policy"]`` carries the policy). Reading stops at
+``ROBOTS_MAX_BYTES``, as Google stops at 500 KiB.
+
+Meta keys read: ``dont_obey_robots`` (skip the check), ``found_on`` (listed with a
+disallowed URL). Set: ``robots_policy`` on a spider's robots.txt response; ``robots_fetch``
+on the middleware's own fetches.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+from weakref import WeakKeyDictionary
+
+from scrapy import Request, signals
+from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.http import Response
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
+from w3lib.url import safe_url_string
+
+from discovery_crawler.robots import (
+    DEFAULT_AGENT_TOKEN,
+    DEFAULT_MAX_BYTES,
+    FAIL_CLOSED,
+    MAX_REDIRECTS,
+    PolicyStore,
+    RobotsPolicy,
+    is_robots_url,
+    origin_of,
+)
+from discovery_crawler.run_record import CappedList
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+_TOKEN = re.compile(r"[A-Za-z_-]+")
+_STORES: WeakKeyDictionary[Crawler, PolicyStore] = WeakKeyDictionary()
+_MIDDLEWARES: WeakKeyDictionary[Crawler, RobotsPolicyMiddleware] = WeakKeyDictionary()
+
+
+def policy_store(crawler: Crawler) -> PolicyStore:
+    """The crawl's robots policies by origin; ``.crawl_delay(origin)`` is what the throttle
+    reads. Empty (no Crawl-delay anywhere) when the robots middleware is off."""
+    store = _STORES.get(crawler)
+    if store is None:
+        store = _STORES[crawler] = PolicyStore()
+    return store
+
+
+def robots_middleware(crawler: Crawler) -> RobotsPolicyMiddleware | None:
+    """The crawl's robots middleware, for a spider that fetched robots.txt itself."""
+    return _MIDDLEWARES.get(crawler)
+
+
+class RobotsDisallowed(IgnoreRequest):
+    """A request robots.txt disallows; the errback sees the URL and the rule."""
+
+    def __init__(self, url: str, rule: str, origin: str):
+        super().__init__(f"Forbidden by robots.txt: {url} ({rule})")
+        self.url = url
+        self.rule = rule
+        self.origin = origin
+
+
+class RobotsSummary:
+    """What the robots middleware did in a crawl: policies by origin, disallowed URLs."""
+
+    def __init__(self, store: PolicyStore, list_cap: int):
+        self.policies = store
+        self.disallowed = CappedList(list_cap)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "policies": {p.origin: p.as_dict() for p in self.policies.values()},
+            "disallowed": self.disallowed.as_dict(),
+        }
+
+
+class RobotsPolicyMiddleware:
+    """Downloader middleware: one robots.txt policy per origin, every request checked."""
+
+    FETCH_PRIORITY = 1000
+
+    def __init__(self, crawler: Crawler):
+        settings = crawler.settings
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.token: str = settings.get("ROBOTS_AGENT_TOKEN") or DEFAULT_AGENT_TOKEN
+        if not _TOKEN.fullmatch(self.token):
+            raise ValueError(
+                f"ROBOTS_AGENT_TOKEN={self.token!r}: a product token needs letters, "
+                "'_' and '-' only (RFC 9309 §2.2.1), e.g. discovery-crawler"
+            )
+        self.fail_closed = settings.getbool("ROBOTS_FAIL_CLOSED", True)
+        self.max_bytes = settings.getint("ROBOTS_MAX_BYTES", DEFAULT_MAX_BYTES)
+        self.policies = policy_store(crawler)
+        self.summary = RobotsSummary(self.policies, settings.getint("CRAWL_LOG_LIST_CAP", 1000))
+        self._pending: dict[str, Deferred[None]] = {}
+        # What the fetch gave, to answer a spider's own request for robots.txt.
+        self._answers: dict[str, Response | Exception] = {}
+        _MIDDLEWARES[crawler] = self
+        crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
+        crawler.signals.connect(self._attach, signal=signals.spider_opened)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    # -- the check --------------------------------------------------------------------
+    async def process_request(self, request: Request) -> Response | None:
+        meta = request.meta
+        if meta.get("robots_fetch") or not request.url.startswith(("http://", "https://")):
+            return None
+        origin = origin_of(request.url)
+        if is_robots_url(request.url):
+            return await self._answer_robots_request(origin, request)
+        if meta.get("dont_obey_robots"):
+            return None
+        policy = await self.policy_for_async(origin)
+        allowed, rule = policy.check(request.url)
+        if allowed:
+            return None
+        assert rule is not None
+        self._disallow(request, origin, rule)
+        raise RobotsDisallowed(request.url, rule, origin)
+
+    def _disallow(self, request: Request, origin: str, rule: str) -> None:
+        self.stats.inc_value("robots/disallowed")
+        found_on = request.meta.get("found_on")
+        entry = {"url": request.url, "rule": rule, "origin": origin, "found_on": found_on}
+        first = self.summary.disallowed.count == 0
+        self.summary.disallowed.append(entry)
+        self._attach(self.crawler.spider)
+        log = logger.info if first else logger.debug
+        log("robots.txt disallows %s (%s)", request.url, rule)
+
+    # -- policies ---------------------------------------------------------------------
+    def policy_for(self, origin: str) -> RobotsPolicy | None:
+        """The policy already known for ``origin`` (``scheme://host[:port]``), if any."""
+        return self.policies.get(origin_of(origin))
+
+    async def policy_for_async(self, origin: str) -> RobotsPolicy:
+        """The policy for ``origin``, fetching robots.txt once if nobody has yet."""
+        while True:
+            policy = self.policies.get(origin)
+            if policy is not None:
+                return policy
+            pending = self._pending.get(origin)
+            if pending is None:
+                return await self._fetch(origin)
+            await maybe_deferred_to_future(pending)
+
+    def store(self, origin: str, policy: RobotsPolicy) -> bool:
+        """Hand over a policy built elsewhere (a spider that fetched robots.txt itself);
+        False when the origin already has one (the first one stays)."""
+        origin = origin_of(origin)
+        if not self.policies.put(origin, policy):
+            return False
+        self._count(policy)
+        self._attach(self.crawler.spider)
+        return True
+
+    def policy_from_response(self, response: Response) -> RobotsPolicy:
+        """A policy from a robots.txt response, with this crawl's token and limits (the
+        redirects Scrapy followed, if any, are read from ``redirect_urls``)."""
+        chain = list(response.meta.get("redirect_urls", [])) if response.request else []
+        return RobotsPolicy.from_response(
+            chain[0] if chain else response.url,
+            response.status,
+            response.body,
+            self.token,
+            final_url=response.url,
+            redirects=chain,
+            max_bytes=self.max_bytes,
+            fail_closed=self.fail_closed,
+        )
+
+    def _count(self, policy: RobotsPolicy) -> None:
+        if policy.status is not None:
+            self.stats.inc_value(f"robots/status_{policy.status}")
+        self.stats.inc_value(f"robots/{policy.outcome}")
+        if policy.truncated:
+            self.stats.inc_value("robots/truncated")
+        if policy.redirects:
+            self.stats.inc_value("robots/redirected")
+        level = logging.WARNING if policy.outcome == FAIL_CLOSED else logging.INFO
+        logger.log(level, "robots.txt of %s: %s", policy.origin, policy.reason)
+
+    async def _fetch(self, origin: str) -> RobotsPolicy:
+        done: Deferred[None] = Deferred()
+        self._pending[origin] = done
+        try:
+            try:
+                policy, answer = await self._download(origin)
+            except Exception as exc:  # never leave waiters hanging on a bug of ours
+                logger.error("robots.txt of %s: unexpected error %r", origin, exc)
+                policy = self._failure_policy(origin + "/robots.txt", exc, [])
+                answer = exc
+            self._answers[origin] = answer
+            self.policies.put(origin, policy)
+            self._count(policy)
+            # robots.txt redirected (http→https, bare→www): the file it ended on is the
+            # final origin's own robots.txt, so that origin needs no fetch of its own.
+            if isinstance(answer, Response) and is_robots_url(answer.url):
+                final = origin_of(answer.url)
+                if final != origin and final not in self.policies and final not in self._pending:
+                    final_policy = self.policy_from_response(answer)
+                    self.policies.put(final, final_policy)
+                    self._answers[final] = answer
+                    self._count(final_policy)
+            self._attach(self.crawler.spider)
+            return policy
+        finally:
+            del self._pending[origin]
+            done.callback(None)
+
+    async def _download(self, origin: str) -> tuple[RobotsPolicy, Response | Exception]:
+        """Fetch ``<origin>/robots.txt``, following up to ``MAX_REDIRECTS`` redirects."""
+        first = url = origin + "/robots.txt"
+        chain: list[str] = []
+        while True:
+            request = Request(
+                url,
+                callback=NO_CALLBACK,
+                priority=self.FETCH_PRIORITY,
+                dont_filter=True,
+                meta={
+                    "robots_fetch": True,
+                    "dont_redirect": True,  # followed here, to count and cap the hops
+                    "handle_httpstatus_all": True,
+                },
+            )
+            try:
+                assert self.crawler.engine is not None
+                response = await self.crawler.engine.download_async(request)
+            except Exception as exc:
+                return self._failure_policy(first, exc, chain), exc
+            location = response.headers.get(b"Location")
+            if 300 <= response.status < 400 and location and len(chain) < MAX_REDIRECTS:
+                chain.append(response.url)
+                url = safe_url_string(urljoin(response.url, location.decode("latin-1")))
+                if url.startswith(("http://", "https://")):
+                    continue
+            self.stats.inc_value("robots/fetched")
+            policy = RobotsPolicy.from_response(
+                first,
+                response.status,
+                response.body,
+                self.token,
+                final_url=response.url,
+                redirects=chain,
+                max_bytes=self.max_bytes,
+                fail_closed=self.fail_closed,
+            )
+            return policy, response
+
+    def _failure_policy(self, url: str, exc: Exception, chain: list[str]) -> RobotsPolicy:
+        kind, message = describe_exception(exc)
+        self.stats.inc_value("robots/fetch_failed")
+        return RobotsPolicy.from_failure(
+            url,
+            kind,
+            message,
+            self.token,
+            redirects=chain,
+            max_bytes=self.max_bytes,
+            fail_closed=self.fail_closed,
+        )
+
+    async def _answer_robots_request(self, origin: str, request: Request) -> Response | None:
+        """A spider asks for robots.txt: answer from the one fetch of this origin."""
+        policy = await self.policy_for_async(origin)
+        answer = self._answers.get(origin)
+        request.meta["robots_policy"] = policy
+        if answer is None:
+            return None  # the policy was handed over by store(): let the request go
+        if isinstance(answer, Exception):
+            request.meta["dont_retry"] = True  # the fetch was already retried
+            raise answer
+        return answer.replace(request=request)
+
+    # -- plumbing ---------------------------------------------------------------------
+    def _bytes_received(self, data: bytes, request: Request, **kwargs: Any) -> None:
+        """Stop reading a robots.txt past ROBOTS_MAX_BYTES (the policy parses only that)."""
+        if not request.meta.get("robots_fetch") or self.max_bytes <= 0:
+            return
+        received = request.meta.get("robots_bytes", 0) + len(data)
+        request.meta["robots_bytes"] = received
+        if received > self.max_bytes:
+            raise StopDownload(fail=False)
+
+    def _attach(self, spider: Any = None, **kwargs: Any) -> None:
+        """Show the summary on the spider's run record (``record.robots_summary``)."""
+        record = getattr(spider, "record", None)
+        if record is not None and getattr(record, "robots_summary", None) is None:
+            record.robots_summary = self.summary
+
+
+def describe_exception(exc: BaseException) -> tuple[str, str]:
+    """(kind, message) of a failed fetch: timeout, dns, connection refused, refused, network."""
+    name = type(exc).__name__
+    text = str(exc).strip() or name
+    if isinstance(exc, IgnoreRequest):
+        return "refused", text  # another component (e.g. the SSRF guard) refused the fetch
+    if "Timeout" in name or "timed out" in text.lower():
+        return "timeout", text
+    if "DNS" in name or "lookup" in text.lower():
+        return "dns lookup failed", text
+    if "Refused" in name:
+        return "connection refused", text
+    return "network error", f"{name}: {text}"
