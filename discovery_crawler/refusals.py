@@ -513,12 +513,15 @@ _CHROMIUM_NET = (
     ("ERR_CONNECTION_TIMED_OUT", "timeout", "connection timed out"),
     ("ERR_ADDRESS_UNREACHABLE", "network", "address unreachable"),
     ("ERR_INTERNET_DISCONNECTED", "network", "no network"),
+    ("ERR_UNSAFE_PORT", "network", "port refused by the browser as unsafe"),
 )
+_CHROMIUM_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")
 
 
 def _message(exc: BaseException) -> str:
-    text = _collapse(str(exc))
-    return text[:200]
+    """The exception's message on one line, without Playwright's multi-line call log."""
+    text = str(exc).split("Call log:", 1)[0]
+    return _collapse(text)[:200]
 
 
 def classify_failure(url: str, exc: BaseException) -> Refusal | None:
@@ -535,6 +538,8 @@ def classify_failure(url: str, exc: BaseException) -> Refusal | None:
     for code, refusal_class, words in _CHROMIUM_NET:
         if f"net::{code}" in message:
             return Refusal(refusal_class, url, None, f"{words} ({code}, in the browser)")
+    if match := _CHROMIUM_ERROR.search(message):
+        return Refusal("network", url, None, f"browser failed to load it ({match.group(1)})")
     if any(n in _TIMEOUTS for n in names):
         return Refusal("timeout", url, None, f"timed out: {message or names[0]}")
     for name in names:
@@ -601,3 +606,39 @@ class IdenticalContentTracker:
             self.warnings.append(warning)
             return warning
         return None
+
+
+class RefusalSummary:
+    """What a crawl's refusals add up to: counts per class (zeros included), the first
+    ``list_cap`` records, identical-content warnings and what rendering did."""
+
+    def __init__(self, list_cap: int = 1000):
+        self.list_cap = list_cap
+        self.counts: dict[str, int] = dict.fromkeys(REFUSAL_CLASSES, 0)
+        self.records: list[dict[str, Any]] = []
+        self.identical_content: list[dict[str, Any]] = []
+        self.render: dict[str, Any] = {"mode": "never", "requested": 0, "rendered": 0}
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.counts[record["class"]] = self.counts.get(record["class"], 0) + 1
+        if len(self.records) < self.list_cap:
+            self.records.append(record)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def line(self) -> str:
+        """``Refusals (4): 2 missing, 1 wall, 1 login`` — or an empty string."""
+        parts = [f"{n} {name}" for name, n in self.counts.items() if n]
+        return f"Refusals ({self.total}): {', '.join(parts)}" if parts else ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "counts": dict(self.counts),
+            "total": self.total,
+            "listed": len(self.records),
+            "records": list(self.records),
+            "identical_content": list(self.identical_content),
+            "render": dict(self.render),
+        }

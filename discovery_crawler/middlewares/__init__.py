@@ -1,0 +1,1 @@
+"""Downloader middlewares: throttle, robots policy, refusal classification, SSRF guard."""
