@@ -144,6 +144,34 @@ def rendering_installed(settings: Mapping[str, Any] | Settings) -> bool:
     return any(handlers.get(scheme) == PLAYWRIGHT_HANDLER for scheme in ("http", "https"))
 
 
+class OneLineBrowserFailures(logging.Filter):
+    """Make scrapy-playwright's "Closing page due to failed request" one line.
+
+    It logs each failed navigation with a traceback and Playwright's multi-line call log;
+    the refusal record already says what failed (timeout, DNS, refused), so the log keeps
+    one line: the request and the first line of the error.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Closing page due to failed request"):
+            exc = record.exc_info[1] if record.exc_info else None
+            first_line = str(exc).split("\n", 1)[0] if exc is not None else ""
+            request = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+            name = type(exc).__name__ if exc is not None else "error"
+            record.msg = "Closing page due to failed request: %s (%s: %s)"
+            record.args = (request, name, first_line)
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def quiet_browser_failures() -> None:
+    """Install ``OneLineBrowserFailures`` on scrapy-playwright's logger (once)."""
+    browser_logger = logging.getLogger("scrapy-playwright")
+    if not any(isinstance(f, OneLineBrowserFailures) for f in browser_logger.filters):
+        browser_logger.addFilter(OneLineBrowserFailures())
+
+
 class RenderAddon:
     """Scrapy add-on applying ``plan_render(RENDER_MODE)`` before the crawl starts.
 
@@ -163,10 +191,14 @@ class RenderAddon:
         plan = plan_render(settings.get("RENDER_MODE", "never"), settings)
         for name, value in plan.overrides.items():
             if name == "DOWNLOAD_HANDLERS":
+                # Rendering was asked for by name, so the handler beats project and spider
+                # defaults; only -s DOWNLOAD_HANDLERS=… on the command line wins over it.
                 for scheme, handler in value.items():
-                    settings["DOWNLOAD_HANDLERS"].set(scheme, handler, priority="addon")
+                    settings["DOWNLOAD_HANDLERS"].set(scheme, handler, priority="spider")
             else:
                 settings.set(name, value, priority="addon")
         settings.set("RENDER_PLAN", plan.as_dict(), priority="addon")
+        if plan.mode != "never":
+            quiet_browser_failures()
         if plan.note:
             logger.warning(plan.note)
