@@ -25,8 +25,10 @@ the page record's status says what happened.
 Near misses matter as much as hits: a short real page is not a wall, a page that mentions
 "login" is not a login refusal, a server-rendered Next.js page (``id="__next"`` full of text
 and links) is not a shell. The HTML checks cost a lowercase copy of the body and a few byte
-searches per page; lxml parses only pages that could be walls or shells (short, or with few
-links), so a crawl of ordinary pages does not parse twice.
+searches per page; lxml parses only pages that could be walls or shells (few links, and a
+block-page phrase or a script), so a crawl of ordinary pages does not parse twice. Measured
+here: ~45 µs for a 35 KB MkDocs page with 33+ links (no parse), ~45 µs for a shell or a
+challenge page (parsed); a full lxml parse of that MkDocs page costs ~830 µs.
 
 No Scrapy imports: the downloader middleware (``middlewares/refusals.py``) is a thin layer
 over these functions.
@@ -77,8 +79,9 @@ SHELL_MAX_LINKS = 3
 SHELL_MAX_WORDS_WITH_ROOT = 20
 # Only bodies this small are parsed for the wall check (block pages are a few KB to ~100 KB).
 _WALL_MAX_BYTES = 256 * 1024
-# A body with more anchor tags than this cannot be a shell: no parse.
-_SHELL_MAX_ANCHOR_TAGS = 12
+# Bodies with more "<a" tags than these cannot be a wall / a shell: no parse, no phrase scan.
+_MAX_ANCHOR_TAGS = 3 * WALL_MAX_LINKS
+_SHELL_MAX_ANCHOR_TAGS = 4 * SHELL_MAX_LINKS
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 # Types that may still carry HTML (misconfigured servers): decided by sniffing the body.
@@ -450,13 +453,14 @@ def classify_response(
     why = _download_reason(headers, body)
     if why is not None:
         return Refusal("download", requested, status, why, final)
+    # Cheap gates before any parse: walls and shells have few links, so a body with many
+    # "<a" tags (an over-count: <abbr>, <article>… match too) is a page; hints pick walls.
     lower = body.lower()
+    anchor_tags = lower.count(b"<a")
+    if anchor_tags > _MAX_ANCHOR_TAGS:
+        return None
     wall_candidate = len(body) <= _WALL_MAX_BYTES and any(h in lower for h in _WALL_HINTS)
-    shell_candidate = (
-        not rendered
-        and b"<script" in lower
-        and lower.count(b"<a ") + lower.count(b"<a\n") <= _SHELL_MAX_ANCHOR_TAGS
-    )
+    shell_candidate = not rendered and anchor_tags <= _SHELL_MAX_ANCHOR_TAGS and b"<script" in lower
     if not (wall_candidate or shell_candidate):
         return None
     sig = page_signals(body)
