@@ -1,1 +1,2 @@
-"""Downloader middlewares shared by every spider of the project (SPEC §2, §6)."""
+"""Downloader middlewares shared by every spider: robots policy, per-host throttle,
+refusal classification."""
