@@ -13,6 +13,7 @@ TELNETCONSOLE_ENABLED = False
 ROBOTS_AGENT_TOKEN = "discovery-crawler"
 USER_AGENT = "discovery-crawler/0.1 (+https://github.com/discovery-crawler)"
 ROBOTSTXT_OBEY = False  # our own robots policy reads robots.txt (RFC 9309 semantics)
+ROBOTS_MAX_BYTES = 500 * 1024  # robots.txt bytes read and parsed (as Google); 0 = all
 
 LOG_LEVEL = "INFO"
 LOGSTATS_INTERVAL = 0  # our progress line replaces Scrapy's per-minute stats line
@@ -32,6 +33,16 @@ ITEM_PIPELINES = {
     "discovery_crawler.pipelines.slug.SlugPipeline": 600,
     "discovery_crawler.pipelines.crawl_log.CrawlLogPipeline": 900,
 }
+DOWNLOADER_MIDDLEWARES = {
+    # Before retry (550) and redirect (600): a request robots.txt forbids never reaches
+    # the throttle or the network. Replaces Scrapy's RobotsTxtMiddleware (RFC 9309 here:
+    # 5xx fails closed, Crawl-delay kept, the blocking rule named).
+    "discovery_crawler.middlewares.robots.RobotsPolicyMiddleware": 100,
+    # Below RedirectMiddleware (600), HttpCompression (590) and RetryMiddleware (550): sees
+    # the final response with its redirect chain, decompressed, after retries are used up.
+    "discovery_crawler.middlewares.refusals.RefusalMiddleware": 540,
+}
+ADDONS = {"discovery_crawler.rendering.RenderAddon": 100}  # RENDER_MODE → playwright handler
 EXTENSIONS = {
     "discovery_crawler.extensions.progress.ProgressReport": 500,
 }
@@ -61,7 +72,13 @@ BFS_MAX_PAGES = 0
 BFS_MAX_DEPTH = 0
 SELECTION_CAP = 5
 SSRF_GUARD_ENABLED = False
-ROBOTS_FAIL_CLOSED = True
+ROBOTS_FAIL_CLOSED = True  # robots.txt 5xx/429/timeout/unreachable blocks the origin
+
+# Refusals (SPEC §11) and rendering (SPEC §3 render).
+REFUSALS_ENABLED = True
+REFUSALS_IDENTICAL_URLS = 3  # distinct URLs with byte-identical bodies before a warning
+RENDER_MODE = "never"  # never | auto | always (-a render= maps onto it)
+RENDER_BROWSER_PATH = ""  # Chromium executable; empty = `chromium` on PATH
 PREVIEW_ENABLED = False
 
 # Items are batches of up to 1,000 URLs and the pipelines are synchronous, so item

@@ -15,6 +15,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.spiderloader import get_spider_loader
 
 from discovery_crawler.arguments import ArgumentError
+from discovery_crawler.rendering import RenderUnavailable, plan_render
 
 if TYPE_CHECKING:
     import argparse
@@ -34,9 +35,21 @@ class Command(ScrapyCrawlCommand):
             return
         try:
             validate(opts.spargs, self.settings)
+            render = opts.spargs.get("render")
+            if render is not None:
+                self._plan_render(str(render).strip().lower())
         except ArgumentError as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
+
+    def _plan_render(self, mode: str) -> None:
+        """``-a render=`` becomes ``RENDER_MODE`` (read by ``rendering.RenderAddon``); a
+        browser asked for and missing is a bad argument, said in one line."""
+        try:
+            plan_render(mode, self.settings)
+        except (RenderUnavailable, ValueError) as exc:
+            raise ArgumentError("render", str(exc)) from None
+        self.settings.set("RENDER_MODE", mode, priority="cmdline")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) != 1:

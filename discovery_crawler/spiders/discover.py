@@ -323,7 +323,13 @@ class DiscoverSpider(SitemapSpider):
             errback=self.sitemap_failed,
             dont_filter=True,
             priority=_SITEMAP_PRIORITY + content_preference(url),
-            meta={"attempt": attempt, "handle_httpstatus_all": True},
+            meta={
+                "attempt": attempt,
+                "handle_httpstatus_all": True,
+                # SPEC §4: a sitemap given as input is read without robots.txt; the rest
+                # obey the site's robots policy (RobotsPolicyMiddleware).
+                "dont_obey_robots": self.options.input_kind == "sitemap",
+            },
         )
 
     def _url_limit_reached(self) -> bool:
