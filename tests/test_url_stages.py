@@ -65,3 +65,6 @@ def test_junk_filter_off_and_pages_exempt(serve, discover):
     exempt = discover(server.url("/sitemap.xml"), "-a", "pages=test1")
     assert f"{SITE}/test1/" in exempt.urls
     assert f"{SITE}/sample-page/" not in exempt.urls
+    # by path and by full URL too
+    named = discover(server.url("/sitemap.xml"), "-a", f"pages=/sample-page/,{SITE.upper()}/test1/")
+    assert {f"{SITE}/sample-page/", f"{SITE}/test1/"} <= set(named.urls)

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.urls.junk import junk_patterns_many
-from discovery_crawler.urls.slugs import base_slug, normalized_paths
+from discovery_crawler.urls.normalize import UrlError, normalize
+from discovery_crawler.urls.slugs import base_slug, normalized_paths, path_of
 
 if TYPE_CHECKING:
     pass
@@ -25,9 +26,17 @@ class JunkFilterPipeline(BatchStage):
         super().open_spider()
         options = self.options
         self.enabled = options.junk_filter
+        # -a pages= names pages by slug, path or full URL; none of them is ever junk.
         wanted = set(options.pages)
         self.exempt_slugs = wanted
-        self.exempt_paths = {p if p.startswith("/") else "/" + p for p in wanted}
+        self.exempt_paths = set()
+        for page in wanted:
+            if "://" in page:
+                try:
+                    page = path_of(normalize(page))
+                except UrlError:
+                    continue
+            self.exempt_paths.add(page if page.startswith("/") else "/" + page)
 
     def _exempt(self, url: str, path: str) -> bool:
         if not self.exempt_slugs:
