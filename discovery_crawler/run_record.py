@@ -66,7 +66,8 @@ class RunRecord:
         self.site_origin: str | None = None  # scheme://host[:port] of the site's pages
         self.robots: dict[str, Any] | None = None
         # The robots middleware's summary (policies by origin, disallowed URLs with rule).
-        self.robots_summary: Any = None
+        self.robots_summary: Any = None  # middlewares/robots.RobotsSummary, when it ran
+        self.refusals: Any = None  # refusals.RefusalSummary, set by the refusal middleware
         self.attempts: dict[str, SitemapAttempt] = {}
         self.sitemaps_pending = 0
         self.sitemaps_done = 0
@@ -171,5 +172,6 @@ class RunRecord:
                 "limits": list(self.limits.values()),
                 "notes": self.notes,
             },
+            "refusals": self.refusals.as_dict() if self.refusals is not None else None,
             "warnings": self.warnings,
         }

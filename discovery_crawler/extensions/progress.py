@@ -27,6 +27,28 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+def robots_policy_lines(record: RunRecord) -> list[str]:
+    """The robots policy of each origin that was not plain "parsed", and what it refused."""
+    summary = record.robots_summary
+    if summary is None:
+        return []
+    lines = []
+    for policy in summary.policies.values():
+        if policy.outcome == "fail_closed":
+            lines.append(
+                f"robots policy {policy.origin}: FAIL CLOSED, nothing fetched ({policy.reason})"
+            )
+        elif policy.outcome == "allow_all":
+            lines.append(f"robots policy {policy.origin}: allow all ({policy.reason})")
+        elif policy.crawl_delay:
+            lines.append(f"robots policy {policy.origin}: Crawl-delay {policy.crawl_delay:g}s")
+    disallowed = summary.disallowed
+    if disallowed.count:
+        examples = ", ".join(f"{d['url']} ({d['rule']})" for d in disallowed.items[:3])
+        lines.append(f"Disallowed by robots.txt ({disallowed.count:,}): {examples}")
+    return lines
+
+
 def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> list[str]:
     """The end-of-run summary, one line each."""
     site = record.site_origin or record.options.url
@@ -42,6 +64,10 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
         lines.append(
             f"robots.txt: {state}; {len(robots.get('sitemaps') or [])} sitemap(s) advertised"
         )
+    lines.extend(robots_policy_lines(record))
+    refusals = record.refusals.line() if record.refusals is not None else ""
+    if refusals:
+        lines.append(refusals)
     by_source: dict[str, int] = {}
     for attempt in record.attempts.values():
         by_source[attempt.source] = by_source.get(attempt.source, 0) + 1
