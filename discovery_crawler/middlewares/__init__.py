@@ -1,0 +1,1 @@
+"""Downloader middlewares: politeness and safety between the engine and the network."""
