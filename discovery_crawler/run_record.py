@@ -89,6 +89,7 @@ class RunRecord:
         self.failure: str | None = None  # set when the run could not do its job
         self.finish_reason: str | None = None
         self.judged = False  # finalize_record() ran
+        self.throttle: Any = None  # the host throttle's summary (as_dict-able), when it runs
 
     # -- counters ---------------------------------------------------------------------
     @property
@@ -168,5 +169,6 @@ class RunRecord:
                 "limits": list(self.limits.values()),
                 "notes": self.notes,
             },
+            "throttle": self.throttle.as_dict() if self.throttle is not None else None,
             "warnings": self.warnings,
         }

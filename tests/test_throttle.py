@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from discovery_crawler.arguments import RunOptions
 from discovery_crawler.middlewares.host_intervals import (
     HostIntervals,
     effective_interval,
@@ -29,6 +30,8 @@ from discovery_crawler.middlewares.host_intervals import (
     parse_retry_after,
     valid_seconds,
 )
+from discovery_crawler.profiles import available_profiles
+from discovery_crawler.run_record import RunRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = Path(__file__).resolve().parent / "fixtures" / "throttle" / "probe_spider.py"
@@ -374,3 +377,13 @@ def test_summary_lists_notable_hosts_up_to_the_cap():
 
 def test_arrival_gaps_helper():
     assert gaps([1.0, 1.5, 3.0]) == [0.5, 1.5]
+
+
+def test_run_record_carries_the_summary():
+    """The crawl log's run entry has the throttle's summary when the throttle ran."""
+    options = RunOptions.from_arguments({"url": "https://example.com/"}, available_profiles())
+    record = RunRecord(options, {})
+    assert record.as_dict()["throttle"] is None
+    record.throttle = HostIntervals(1.0)
+    record.throttle.set_crawl_delay("example.com", 4.0)
+    assert record.as_dict()["throttle"]["hosts"]["example.com"]["interval"] == 4.0
