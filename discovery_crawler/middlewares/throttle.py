@@ -24,8 +24,8 @@ Interfaces for other components (documented in the README):
 * ``set_crawl_delay(host, seconds, origin="")``: the same, called directly.
 * ``HOST_INTERVAL_OVERRIDES = {"host": seconds}``: a host's base interval instead of
   ``HOST_INTERVAL``.
-* ``request.meta["throttle_wait"]``: seconds the request waited in its slot (set when its
-  response arrives).
+* ``request.meta["throttle_wait"]``: seconds a throttled request waited in its slot (set
+  when its response arrives; the wait for a free connection is included).
 
 Spacing is per downloader slot, which is the host by default; hosts sharing a slot
 (``CONCURRENT_REQUESTS_PER_IP``, a ``download_slot`` meta key) are spaced by the largest of
@@ -88,6 +88,7 @@ class HostThrottleMiddleware:
         )
         self._slot_hosts: dict[str, set[str]] = {}
         self._host_slots: dict[str, set[str]] = {}
+        self._anchored: dict[str, Slot] = {}  # slot key -> the slot its first response anchored
         self._said: set[tuple[str, str]] = set()  # (what, host) already logged at INFO
         if settings.getbool("AUTOTHROTTLE_ENABLED"):
             logger.warning(
@@ -159,12 +160,14 @@ class HostThrottleMiddleware:
         if slot is None:
             return
         self._remember(key, host)
-        request.meta[_QUEUED_META] = monotonic()
         self._configure(key, slot)
+        if slot.delay > 0:  # the throttle may hold this one: measure how long
+            request.meta[_QUEUED_META] = monotonic()
 
     def response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:
         host = _host(request)
         self._measure_wait(request, host)
+        self._anchor_first(request)
         if response.status not in RETRY_AFTER_STATUSES:
             return
         value = response.headers.get(b"Retry-After")
@@ -180,7 +183,7 @@ class HostThrottleMiddleware:
                 "Throttle: %s answered %d with an unreadable Retry-After %r; ignored",
                 host,
                 response.status,
-                value,
+                value.decode("latin-1"),
             )
             return
         wait, capped = self.intervals.back_off(host, seconds, monotonic())
@@ -246,6 +249,18 @@ class HostThrottleMiddleware:
             slot = self._slot(key)
             if slot is not None:
                 self._configure(key, slot)
+
+    def _anchor_first(self, request: Request) -> None:
+        """A slot's first request spends DNS, TCP and TLS set-up on its way that the next
+        one, reusing its connection, skips, so their arrivals are closer than their sends.
+        Count the interval after it from its response, which came after its arrival."""
+        key = request.meta.get("download_slot")
+        slot = self._slot(key)
+        if key is None or slot is None or self._anchored.get(key) is slot:
+            return
+        self._anchored[key] = slot
+        if slot.delay > 0:
+            slot.lastseen = max(slot.lastseen, monotonic())
 
     def _measure_wait(self, request: Request, host: str) -> None:
         queued = request.meta.pop(_QUEUED_META, None)
