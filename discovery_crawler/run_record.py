@@ -92,6 +92,7 @@ class RunRecord:
         self.failure: str | None = None  # set when the run could not do its job
         self.finish_reason: str | None = None
         self.judged = False  # finalize_record() ran
+        self.throttle: Any = None  # the host throttle's summary (as_dict-able), when it runs
 
     # -- counters ---------------------------------------------------------------------
     @property
@@ -173,5 +174,6 @@ class RunRecord:
                 "notes": self.notes,
             },
             "refusals": self.refusals.as_dict() if self.refusals is not None else None,
+            "throttle": self.throttle.as_dict() if self.throttle is not None else None,
             "warnings": self.warnings,
         }

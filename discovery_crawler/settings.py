@@ -41,6 +41,10 @@ DOWNLOADER_MIDDLEWARES = {
     # Below RedirectMiddleware (600), HttpCompression (590) and RetryMiddleware (550): sees
     # the final response with its redirect chain, decompressed, after retries are used up.
     "discovery_crawler.middlewares.refusals.RefusalMiddleware": 540,
+    # One request per host interval, measured at the server; Crawl-delay, Retry-After
+    # (SPEC §6). It drives Scrapy's downloader slots (no process_* hook): the number only
+    # places it in the list.
+    "discovery_crawler.middlewares.throttle.HostThrottleMiddleware": 950,
 }
 ADDONS = {"discovery_crawler.rendering.RenderAddon": 100}  # RENDER_MODE → playwright handler
 EXTENSIONS = {
@@ -50,6 +54,9 @@ EXTENSIONS = {
 # Politeness: at most one request per HOST_INTERVAL seconds to a host (0 = off).
 HOST_INTERVAL = 1.0
 DOWNLOAD_DELAY_JITTER = 0  # the interval is a floor, not an average
+MAX_CRAWL_DELAY = 30.0  # seconds; a robots Crawl-delay above this is capped (0 = ignore it)
+MAX_RETRY_AFTER = 300.0  # seconds; a 429/503 Retry-After above this is capped (0 = ignore it)
+HOST_INTERVAL_OVERRIDES: dict[str, float] = {}  # {"host": seconds} instead of HOST_INTERVAL
 CONCURRENT_REQUESTS = 16
 DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 1

@@ -49,3 +49,27 @@ def test_sitemap_input_reads_no_robots(server, discover):  # noqa: F811
     result = discover(srv.origin + "/map.xml")
     assert srv.count("/robots.txt") == 0
     assert len(result.urls) == 2
+
+
+def test_crawl_delay_spaces_requests_at_the_server(server, discover):  # noqa: F811
+    """robots.txt Crawl-delay (larger than HOST_INTERVAL) reaches the throttle: the server's
+    own log shows the sitemaps it advertises no closer than the delay."""
+    index = (
+        b'<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + b"".join(b"<sitemap><loc>/m%d.xml</loc></sitemap>" % i for i in range(3))
+        + b"</sitemapindex>"
+    )
+    robots = b"User-agent: *\nCrawl-delay: 0.6\nSitemap: /index.xml\n"
+    routes = {
+        "/robots.txt": (200, robots, {"Content-Type": "text/plain"}, 0.0),
+        "/index.xml": (200, index, XML, 0.0),
+    }
+    routes.update({f"/m{i}.xml": (200, SITEMAP, XML, 0.0) for i in range(3)})
+    srv = server(routes)
+    result = discover(srv.origin + "/", settings={"HOST_INTERVAL": 0.1, "SITEMAP_CONCURRENCY": 8})
+    assert result.returncode == 0, result.stderr[-2000:]
+    times = [t for t, path in srv.arrivals if path.endswith(".xml")]
+    assert len(times) >= 4  # the index, three children, and the conventional addresses
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert min(gaps) >= 0.6 - 0.03, gaps
+    assert result.run["throttle"]["hosts"]["127.0.0.1"]["crawl_delay"] == 0.6

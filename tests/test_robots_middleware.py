@@ -30,6 +30,7 @@ class Server:
     def __init__(self, routes: dict[str, tuple[int, bytes, dict[str, str], float]]):
         self.routes = routes
         self.log: list[str] = []
+        self.arrivals: list[tuple[float, str]] = []  # (monotonic time, path)
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -37,6 +38,7 @@ class Server:
 
             def do_GET(self) -> None:
                 server.log.append(self.path)
+                server.arrivals.append((time.monotonic(), self.path))
                 status, body, headers, delay = server.routes.get(self.path, PAGE)
                 if delay:
                     time.sleep(delay)

@@ -139,6 +139,8 @@ class RobotsPolicyMiddleware:
         policy = await self.policy_for_async(origin)
         allowed, rule = policy.check(request.url)
         if allowed:
+            # The throttle (middlewares/throttle.py) spaces the host by Crawl-delay too.
+            meta["robots_crawl_delay"] = policy.crawl_delay
             return None
         assert rule is not None
         self._disallow(request, origin, rule)

@@ -119,10 +119,6 @@ class DiscoverSpider(SitemapSpider):
         settings = crawler.settings
         if not settings.frozen:
             settings.setdict(load_profile(self.options.profile), priority="spider")
-            interval = settings.getfloat("HOST_INTERVAL")
-            # Until the per-host throttle middleware lands, Scrapy's per-slot delay gives
-            # one request per HOST_INTERVAL per host (the slot sends one at a time).
-            settings.set("DOWNLOAD_DELAY", interval, priority="spider")
             settings.set(
                 "CONCURRENT_REQUESTS_PER_DOMAIN",
                 settings.getint("SITEMAP_CONCURRENCY"),

@@ -1,0 +1,292 @@
+"""Per-host throttle (SPEC §6): at most one request per ``HOST_INTERVAL`` seconds to a host
+from the whole crawl, whatever ``CONCURRENT_REQUESTS``; the site's Crawl-delay when larger
+(capped by ``MAX_CRAWL_DELAY``); a 429 or 503 with Retry-After keeps the host waiting
+(capped by ``MAX_RETRY_AFTER``).
+
+Why it drives Scrapy's downloader slots instead of waiting in ``process_request``: a request
+a middleware releases may still wait in its slot's queue and leave in a burst with others,
+so spacing decided there does not hold at the server. The slot is where a request is
+actually sent; it already spaces sends by ``slot.delay`` measured from the last send, one at
+a time, whatever the concurrency (``scrapy.core.downloader.Downloader._process_queue``). So,
+like Scrapy's AutoThrottle, this component sets each slot's ``delay`` (jitter off), and
+backs a slot off by moving its ``lastseen``, on two downloader signals:
+
+* ``request_reached_downloader`` fires once the request has its slot and before the slot
+  queue is processed: the slot gets its host's interval (re-applied every time, so a slot
+  Scrapy collected and re-created is configured again);
+* ``response_downloaded`` fires before the slot sends its next request: a Retry-After holds
+  back the requests already queued there too, and the retry RetryMiddleware schedules.
+
+Interfaces for other components (documented in the README):
+
+* ``request.meta["robots_crawl_delay"]``: seconds (or None) robots.txt states for the
+  request's origin; set by the robots policy middleware on the requests it lets through.
+* ``set_crawl_delay(host, seconds, origin="")``: the same, called directly.
+* ``HOST_INTERVAL_OVERRIDES = {"host": seconds}``: a host's base interval instead of
+  ``HOST_INTERVAL``.
+* ``request.meta["throttle_wait"]``: seconds a throttled request waited in its slot (set
+  when its response arrives; the wait for a free connection is included).
+
+Spacing is per downloader slot, which is the host by default; hosts sharing a slot
+(``CONCURRENT_REQUESTS_PER_IP``, a ``download_slot`` meta key) are spaced by the largest of
+their intervals. One host split across slots cannot be spaced and is warned about.
+"""
+
+from __future__ import annotations
+
+import logging
+from time import monotonic
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.utils.httpobj import urlparse_cached
+
+from discovery_crawler.middlewares.host_intervals import (
+    HostIntervals,
+    parse_http_date,
+    parse_retry_after,
+    valid_seconds,
+)
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request, Spider
+    from scrapy.core.downloader import Slot
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+RETRY_AFTER_STATUSES = frozenset({429, 503})
+CRAWL_DELAY_META = "robots_crawl_delay"
+WAIT_META = "throttle_wait"
+_QUEUED_META = "_throttle_queued_at"
+# A slot with delay 0 ignores its lastseen; a back-off needs a delay to take hold.
+_BACKOFF_DELAY = 0.001
+_WAIT_WORTH_COUNTING = 0.005  # seconds; less is scheduling noise
+
+
+class HostThrottleMiddleware:
+    """One request per host interval at the server; Crawl-delay and Retry-After honoured."""
+
+    def __init__(self, crawler: Crawler):
+        settings = crawler.settings
+        self.crawler = crawler
+        self.stats = crawler.stats
+        overrides = {
+            str(host): seconds
+            for host, value in settings.getdict("HOST_INTERVAL_OVERRIDES").items()
+            if (seconds := valid_seconds(value)) is not None
+        }
+        self.intervals = HostIntervals(
+            interval=valid_seconds(settings.getfloat("HOST_INTERVAL", 1.0)) or 0.0,
+            max_crawl_delay=valid_seconds(settings.getfloat("MAX_CRAWL_DELAY", 30.0)) or 0.0,
+            max_retry_after=valid_seconds(settings.getfloat("MAX_RETRY_AFTER", 300.0)) or 0.0,
+            overrides=overrides,
+            list_cap=settings.getint("CRAWL_LOG_LIST_CAP", 1000),
+        )
+        self._slot_hosts: dict[str, set[str]] = {}
+        self._host_slots: dict[str, set[str]] = {}
+        self._anchored: dict[str, Slot] = {}  # slot key -> the slot its first response anchored
+        self._said: set[tuple[str, str]] = set()  # (what, host) already logged at INFO
+        if settings.getbool("AUTOTHROTTLE_ENABLED"):
+            logger.warning(
+                "AUTOTHROTTLE_ENABLED and the host throttle both set slot delays; "
+                "the host throttle's interval wins at each request"
+            )
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(
+            self.request_reached_downloader, signal=signals.request_reached_downloader
+        )
+        crawler.signals.connect(self.response_downloaded, signal=signals.response_downloaded)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    # -- interface for other components --------------------------------------------------
+    def set_crawl_delay(self, host: str, seconds: float | None, origin: str = "") -> None:
+        """Apply the Crawl-delay robots.txt states for ``origin`` of ``host`` (None: none)."""
+        host = host.lower()
+        if seconds is not None and valid_seconds(seconds) is None:
+            self.stats.inc_value("throttle/crawl_delay_invalid")
+            self._say_once(
+                "crawl_delay_invalid",
+                host,
+                "Throttle: ignoring Crawl-delay %r for %s (not a number of seconds)",
+                seconds,
+                host,
+            )
+            return
+        change = self.intervals.set_crawl_delay(
+            host, None if seconds is None else float(seconds), origin
+        )
+        if change is None:
+            return
+        if change.new > change.old:
+            self.stats.inc_value("throttle/crawl_delay_applied")
+        if change.capped:
+            self.stats.inc_value("throttle/crawl_delay_capped")
+        cap = f" (capped by MAX_CRAWL_DELAY from {change.crawl_delay:g}s)" if change.capped else ""
+        self._say_once(
+            f"crawl_delay={change.new}",
+            host,
+            "Throttle: %s: robots.txt Crawl-delay sets its interval to %gs%s (was %gs)",
+            host,
+            change.new,
+            cap,
+            change.old,
+        )
+        self._refresh_slots_of(host)
+
+    @property
+    def summary(self) -> HostIntervals:
+        """The ``as_dict()``-able record of what the throttle did (also ``record.throttle``)."""
+        return self.intervals
+
+    # -- signals -----------------------------------------------------------------------
+    def spider_opened(self, spider: Spider) -> None:
+        record = getattr(spider, "record", None)
+        if record is not None:
+            record.throttle = self.intervals
+
+    def request_reached_downloader(self, request: Request, spider: Spider) -> None:
+        host = _host(request)
+        if CRAWL_DELAY_META in request.meta:
+            self.set_crawl_delay(host, request.meta[CRAWL_DELAY_META], _origin(request))
+        key = request.meta.get("download_slot")
+        slot = self._slot(key)
+        if slot is None:
+            return
+        self._remember(key, host)
+        self._configure(key, slot)
+        if slot.delay > 0:  # the throttle may hold this one: measure how long
+            request.meta[_QUEUED_META] = monotonic()
+
+    def response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:
+        host = _host(request)
+        self._measure_wait(request, host)
+        self._anchor_first(request)
+        if response.status not in RETRY_AFTER_STATUSES:
+            return
+        value = response.headers.get(b"Retry-After")
+        if value is None:
+            self.stats.inc_value(f"throttle/retry_after_missing/{response.status}")
+            return
+        seconds = parse_retry_after(value, parse_http_date(response.headers.get(b"Date")))
+        if seconds is None:
+            self.stats.inc_value("throttle/retry_after_invalid")
+            self._say_once(
+                "retry_after_invalid",
+                host,
+                "Throttle: %s answered %d with an unreadable Retry-After %r; ignored",
+                host,
+                response.status,
+                value.decode("latin-1"),
+            )
+            return
+        wait, capped = self.intervals.back_off(host, seconds, monotonic())
+        self.stats.inc_value("throttle/retry_after")
+        self.stats.inc_value(f"throttle/retry_after/{response.status}")
+        self.stats.max_value("throttle/retry_after_max_seconds", seconds)
+        if capped:
+            self.stats.inc_value("throttle/retry_after_capped")
+        cap = f" (capped by MAX_RETRY_AFTER from {seconds:g}s)" if capped else ""
+        self._say_once(
+            "retry_after",
+            host,
+            "Throttle: %s answered %d with Retry-After; no request to it for %.1fs%s",
+            host,
+            response.status,
+            wait,
+            cap,
+        )
+        self._refresh_slots_of(host)
+
+    # -- slots -------------------------------------------------------------------------
+    def _slot(self, key: str | None) -> Slot | None:
+        slots = getattr(self.crawler.engine.downloader, "slots", None)
+        if key is None or slots is None:
+            return None
+        return slots.get(key)
+
+    def _remember(self, key: str, host: str) -> None:
+        hosts = self._slot_hosts.setdefault(key, set())
+        if host in hosts:
+            return
+        hosts.add(host)
+        keys = self._host_slots.setdefault(host, set())
+        keys.add(key)
+        if len(keys) == 2:
+            self.stats.inc_value("throttle/split_hosts")
+            logger.warning(
+                "Throttle: requests to %s go through several download slots (%s); "
+                "the interval holds per slot only",
+                host,
+                ", ".join(sorted(keys)),
+            )
+
+    def _configure(self, key: str, slot: Slot) -> None:
+        hosts = self._slot_hosts[key]
+        if len(hosts) == 1:
+            (host,) = hosts
+            interval = self.intervals.interval_for(host)
+            not_before = self.intervals.not_before(host)
+        else:
+            interval = max(self.intervals.interval_for(h) for h in hosts)
+            not_before = max(self.intervals.not_before(h) for h in hosts)
+        slot.jitter = 0.0  # the interval is a floor, not an average
+        if not_before > monotonic():
+            slot.delay = max(interval, _BACKOFF_DELAY)
+            # The slot sends next at lastseen + delay: make that the end of the back-off.
+            slot.lastseen = max(slot.lastseen, not_before - slot.delay)
+        else:
+            slot.delay = interval
+
+    def _refresh_slots_of(self, host: str) -> None:
+        for key in self._host_slots.get(host, ()):
+            slot = self._slot(key)
+            if slot is not None:
+                self._configure(key, slot)
+
+    def _anchor_first(self, request: Request) -> None:
+        """A slot's first request spends DNS, TCP and TLS set-up on its way that the next
+        one, reusing its connection, skips, so their arrivals are closer than their sends.
+        Count the interval after it from its response, which came after its arrival."""
+        key = request.meta.get("download_slot")
+        slot = self._slot(key)
+        if key is None or slot is None or self._anchored.get(key) is slot:
+            return
+        self._anchored[key] = slot
+        if slot.delay > 0:
+            slot.lastseen = max(slot.lastseen, monotonic())
+
+    def _measure_wait(self, request: Request, host: str) -> None:
+        queued = request.meta.pop(_QUEUED_META, None)
+        latency = request.meta.get("download_latency")
+        if queued is None or latency is None:
+            return
+        waited = max(0.0, monotonic() - queued - latency)
+        request.meta[WAIT_META] = waited
+        if waited < _WAIT_WORTH_COUNTING:
+            return
+        state = self.intervals.state(host)
+        state.waits += 1
+        state.wait_seconds += waited
+        self.stats.inc_value("throttle/waits")
+        self.stats.inc_value("throttle/wait_seconds", waited)
+
+    def _say_once(self, what: str, host: str, message: str, *args: Any) -> None:
+        level = logging.DEBUG if (what, host) in self._said else logging.INFO
+        self._said.add((what, host))
+        logger.log(level, message, *args)
+
+
+def _host(request: Request) -> str:
+    return (urlparse_cached(request).hostname or "").lower()
+
+
+def _origin(request: Request) -> str:
+    parts = urlparse_cached(request)
+    return f"{parts.scheme}://{parts.netloc}".lower()
