@@ -4,6 +4,8 @@ the rule; a sitemap given as input is read without robots.txt (SPEC §4)."""
 
 from __future__ import annotations
 
+import itertools
+
 from tests.test_robots_middleware import Server, server  # noqa: F401  (fixture)
 
 SITEMAP = (
@@ -70,6 +72,6 @@ def test_crawl_delay_spaces_requests_at_the_server(server, discover):  # noqa: F
     assert result.returncode == 0, result.stderr[-2000:]
     times = [t for t, path in srv.arrivals if path.endswith(".xml")]
     assert len(times) >= 4  # the index, three children, and the conventional addresses
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert min(gaps) >= 0.6 - 0.03, gaps
     assert result.run["throttle"]["hosts"]["127.0.0.1"]["crawl_delay"] == 0.6
