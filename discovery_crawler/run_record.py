@@ -89,6 +89,7 @@ class RunRecord:
         self.failure: str | None = None  # set when the run could not do its job
         self.finish_reason: str | None = None
         self.judged = False  # finalize_record() ran
+        self.crawl: Any = None  # the link crawl's account (crawling.account.CrawlAccount)
 
     # -- counters ---------------------------------------------------------------------
     @property
@@ -167,6 +168,7 @@ class RunRecord:
                 "requires_auth": self.requires_auth.as_dict(),
                 "limits": list(self.limits.values()),
                 "notes": self.notes,
+                **({"crawl": self.crawl.as_dict()} if self.crawl is not None else {}),
             },
             "warnings": self.warnings,
         }
