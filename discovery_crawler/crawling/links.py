@@ -168,19 +168,19 @@ class LinkCrawler:
         )
         if union:
             self.link_crawl.union = UnionTally(settings.getint("CRAWL_LOG_LIST_CAP"))
-        self._policy: FilterPolicy | None = None
-        self._site_prefix = ""
+        self._bfs_filter: FilterPolicy | None = None
+        self._bfs_site_prefix = ""
 
     # -- admission ----------------------------------------------------------------------
-    def _filter_policy(self) -> FilterPolicy:
+    def _bfs_policy(self) -> FilterPolicy:
         site = self.record.site_origin or ""
-        if self._policy is None or self._site_prefix != site + "/":
+        if self._bfs_filter is None or self._bfs_site_prefix != site + "/":
             opts = self.options
-            self._policy = FilterPolicy(site, opts.include_paths, opts.exclude_paths)
-            self._site_prefix = site + "/"
-        return self._policy
+            self._bfs_filter = FilterPolicy(site, opts.include_paths, opts.exclude_paths)
+            self._bfs_site_prefix = site + "/"
+        return self._bfs_filter
 
-    def _request(self, url: str, depth: int, meta: dict[str, Any]) -> Request:
+    def _bfs_request(self, url: str, depth: int, meta: dict[str, Any]) -> Request:
         if self.record.crawl is None:  # the crawl log gets a crawl section once one runs
             self.record.crawl = self.link_crawl
         meta["depth"] = depth
@@ -206,9 +206,9 @@ class LinkCrawler:
         union = self.link_crawl.union
         if union is not None:
             union.linked(twin_key(url), url)
-        return self._request(url, 0, {"via": "seed", "found_on": None, "anchor": None})
+        return self._bfs_request(url, 0, {"via": "seed", "found_on": None, "anchor": None})
 
-    def _admit(
+    def _bfs_admit(
         self,
         url: str,
         depth: int,
@@ -226,7 +226,7 @@ class LinkCrawler:
         kind = url_kind(url)
         reason = None
         if kind in _FETCHED_KINDS:
-            decision = self._filter_policy().decide(url, "page")
+            decision = self._bfs_policy().decide(url, "page")
             if not decision.keep:
                 reason = decision.reason
             elif decision.flags:
@@ -242,14 +242,14 @@ class LinkCrawler:
         if reason is not None:
             account.not_fetched[reason] += 1
             self.crawler.stats.inc_value(f"links/not_fetched/{reason}")
-            rec = self._record(url, meta, depth, None)
+            rec = self._bfs_record(url, meta, depth, None)
             if reason.startswith("over_"):
                 rec["flags"] = [reason]
             records.append(rec)
             return None
         account.requested += 1
         self.crawler.stats.inc_value("links/requested")
-        return self._request(url, depth, meta)
+        return self._bfs_request(url, depth, meta)
 
     def admit_listed(self, records: list[dict[str, Any]], sitemap: str) -> list[dict[str, Any]]:
         """Union mode: normalized sitemap records enter the crawl at depth 1 (``via``
@@ -274,14 +274,14 @@ class LinkCrawler:
                 kind not in _FETCHED_KINDS
                 or (self.bfs_max_depth is not None and depth > self.bfs_max_depth)
                 or (self.bfs_max_pages and self.link_crawl.requested >= self.bfs_max_pages)
-                or not self._filter_policy().decide(url, "page").keep
+                or not self._bfs_policy().decide(url, "page").keep
             ):
                 keep.append(rec)  # a sitemap record, as in sitemap mode
                 continue
             seen.add(key)
             unfetched: list[dict[str, Any]] = []
             meta = {"via": "sitemap", "found_on": sitemap, "anchor": None, "entry": rec}
-            request = self._admit(url, depth, meta, unfetched)
+            request = self._bfs_admit(url, depth, meta, unfetched)
             if request is not None:
                 engine.crawl(request)
             else:
@@ -289,7 +289,7 @@ class LinkCrawler:
         return keep
 
     # -- records --------------------------------------------------------------------------
-    def _record(
+    def _bfs_record(
         self, url: str, meta: dict[str, Any], depth: int, status: int | None
     ) -> dict[str, Any]:
         via = meta.get("via") or "link"
@@ -317,7 +317,7 @@ class LinkCrawler:
         )
         return rec
 
-    def _batch(self, document: str, records: list[dict[str, Any]], source: str) -> UrlBatch:
+    def _bfs_batch(self, document: str, records: list[dict[str, Any]], source: str) -> UrlBatch:
         union = self.link_crawl.union
         return UrlBatch(
             source,
@@ -348,7 +348,7 @@ class LinkCrawler:
         account.depths[depth] += 1
         stats = self.crawler.stats
         stats.inc_value("links/fetched")
-        rec = self._record(url, meta, depth, status)
+        rec = self._bfs_record(url, meta, depth, status)
         refusal = meta.get("refusal")
         if refusal is not None:
             rec["refusal"] = refusal
@@ -362,9 +362,9 @@ class LinkCrawler:
                 target = location.decode("latin-1")
                 account.redirects.append({"url": url, "to": target, "status": status})
                 if depth == 0 and meta.get("via") == "seed":
-                    self._seed_moved(target, url)
+                    self._bfs_seed_moved(target, url)
                 # A redirect is not a link hop: the target keeps this page's depth.
-                self._follow(
+                self._bfs_follow(
                     [(target, None)], url, url, depth, records, requests, hop=0, redirect=True
                 )
         elif 200 <= status < 300 and refusal is None and isinstance(response, HtmlResponse):
@@ -377,16 +377,16 @@ class LinkCrawler:
                     base = urljoin(url, scan.base)
                 except ValueError:
                     base = url
-            if scan.canonical and self._canonical(scan.canonical, base, url, meta, records):
+            if scan.canonical and self._bfs_canonical(scan.canonical, base, url, meta, records):
                 records.remove(rec)  # recorded under its canonical
             if scan.nofollow:
                 account.nofollow_pages += 1
             else:
-                self._follow(scan.links, base, url, depth, records, requests)
+                self._bfs_follow(scan.links, base, url, depth, records, requests)
         source = rec["source"]
-        return (self._batch(url, records, source) if records else None), requests
+        return (self._bfs_batch(url, records, source) if records else None), requests
 
-    def _seed_moved(self, target: str, url: str) -> None:
+    def _bfs_seed_moved(self, target: str, url: str) -> None:
         """The seed redirected (http→https, bare→www, another host): the site lives
         where it landed; its old spellings are rewritten to the new origin."""
         try:
@@ -402,7 +402,7 @@ class LinkCrawler:
         self.record.site_origin = origin
         unify_site_origin(self.origins, origin)
 
-    def _canonical(
+    def _bfs_canonical(
         self,
         raw: str,
         base: str,
@@ -415,7 +415,7 @@ class LinkCrawler:
             canonical = self.origins.normalize(urljoin(base, raw).partition("#")[0])
         except (UrlError, ValueError):
             return False
-        if not canonical.startswith(self._site_prefix or (self.record.site_origin or "") + "/"):
+        if not canonical.startswith(self._bfs_site_prefix or (self.record.site_origin or "") + "/"):
             return False
         key = twin_key(canonical)
         if key == twin_key(url):
@@ -427,12 +427,12 @@ class LinkCrawler:
         if self.record.seen.add(key):
             # The canonical inherits this page's citation and depth, and is enqueued.
             inherited = {k: meta.get(k) for k in ("via", "found_on", "anchor", "entry")}
-            request = self._admit(canonical, meta.get("depth", 0), inherited, records)
+            request = self._bfs_admit(canonical, meta.get("depth", 0), inherited, records)
             if request is not None:
                 self.crawler.engine.crawl(request)
         return True
 
-    def _follow(
+    def _bfs_follow(
         self,
         links: list[tuple[str, _Element | None]],
         base: str,
@@ -453,7 +453,7 @@ class LinkCrawler:
         scheme = base[: base.find(":") + 1]
         seen_add = self.record.seen.add
         union = account.union
-        admit = self._admit
+        admit = self._bfs_admit
         next_depth = depth + hop
         malformed = other = 0
         for href, el in links:
@@ -505,8 +505,8 @@ class LinkCrawler:
         meta = request.meta
         url = meta.get("page_url") or request.url
         refusal = meta.get("refusal") or failure_refusal(failure)
-        rec = self._record(url, meta, meta.get("depth", 0), None)
+        rec = self._bfs_record(url, meta, meta.get("depth", 0), None)
         rec["refusal"] = refusal
         self.link_crawl.refused(url, refusal, rec["found_on"])
         self.crawler.stats.inc_value(f"links/refusals/{refusal.get('class')}")
-        yield self._batch(url, [rec], rec["source"])
+        yield self._bfs_batch(url, [rec], rec["source"])
