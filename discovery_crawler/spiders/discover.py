@@ -241,6 +241,9 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
             or not record.site_origin
         ):
             return
+        robots = record.robots or {}
+        if robots.get("status") is None and all(a.status is None for a in record.attempts.values()):
+            return  # nothing answered: the site is unreachable, not sitemap-less
         self._fell_back = True
         seed = self._seed_url(self.origins.normalize(self.options.url))
         record.note(
