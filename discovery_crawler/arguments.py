@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 MODES = ("auto", "sitemap", "links", "union")
-MODES_AVAILABLE = ("auto", "sitemap")  # links/union arrive with the BFS link crawler
 RENDER = ("never", "auto", "always")
 SITEMAP_SUFFIXES = (".xml", ".xml.gz", ".txt", ".txt.gz", ".gz", ".rss", ".atom")
 
@@ -117,12 +116,6 @@ class RunOptions:
         if mode not in MODES:
             raise ArgumentError(
                 "mode", f"{mode!r} is not a mode; expected one of {', '.join(MODES)}"
-            )
-        if mode not in MODES_AVAILABLE:
-            raise ArgumentError(
-                "mode",
-                f"{mode!r} needs the BFS link crawler, which is not built yet; "
-                f"use one of {', '.join(MODES_AVAILABLE)}",
             )
         opts["mode"] = mode
         profile = str(args.pop("profile", "default")).strip().lower()

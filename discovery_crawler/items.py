@@ -27,12 +27,21 @@ RECORD_FIELDS = (
     "priority",
     "changefreq",
     "alternates",  # [{"hreflang": ..., "href": ...}] from xhtml:link
+    # Citation and fetch (link crawl, SPEC §10): written only on records that have them.
+    "via",  # seed | sitemap | link: how the crawl reached it first
+    "found_on",  # the page (or sitemap) that named it first
+    "anchor",  # that link's text, whitespace collapsed, ≤ 160 characters
+    "depth",  # link hops from the seed (a sitemap URL enters at 1)
+    "title",  # <title> of the fetched page
+    "status",  # HTTP status of the fetch (null: not fetched)
+    "refusal",  # {"class": ..., ...} when the fetch did not yield a page (SPEC §11)
     "kind",  # page | paginated | api | asset | document | media | archive
     "flags",  # ["requires_auth", ...]
     "slug",  # unique within the site, stable across re-runs
 )
 STAGE_FIELDS = ("kind", "flags", "slug")
-BASE_FIELDS = RECORD_FIELDS[: -len(STAGE_FIELDS)]
+CRAWL_FIELDS = ("via", "found_on", "anchor", "depth", "title", "status", "refusal")
+BASE_FIELDS = tuple(f for f in RECORD_FIELDS if f not in STAGE_FIELDS + CRAWL_FIELDS)
 
 
 @dataclass(repr=False)
@@ -45,6 +54,11 @@ class UrlBatch:
     records: list[dict[str, Any]] = field(default_factory=list)
     # Not exported: lets the feed exporters merge sources of duplicates at the end.
     seen: SeenSet | None = None
+    # Link-crawl batches are deduplicated by the spider (its seen-set is ``seen``).
+    deduplicated: bool = False
+    # Union mode: flags decided when the crawl is over (``flags_for(url)``), applied by
+    # the feed exporters when they finish.
+    finals: Any = None
 
     def __repr__(self) -> str:  # Scrapy logs items; never log 1,000 URLs
         count = len(self.records) or len(self.entries)

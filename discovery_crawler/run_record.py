@@ -93,6 +93,7 @@ class RunRecord:
         self.finish_reason: str | None = None
         self.judged = False  # finalize_record() ran
         self.throttle: Any = None  # the host throttle's summary (as_dict-able), when it runs
+        self.crawl: Any = None  # the link crawl's account (crawling.account.CrawlAccount)
 
     # -- counters ---------------------------------------------------------------------
     @property
@@ -172,6 +173,7 @@ class RunRecord:
                 "requires_auth": self.requires_auth.as_dict(),
                 "limits": list(self.limits.values()),
                 "notes": self.notes,
+                **({"crawl": self.crawl.as_dict()} if self.crawl is not None else {}),
             },
             "refusals": self.refusals.as_dict() if self.refusals is not None else None,
             "throttle": self.throttle.as_dict() if self.throttle is not None else None,

@@ -77,6 +77,8 @@ PROGRESS_INTERVAL = 5.0  # seconds between progress lines; 0 = off
 # Defaults for options that later stages govern (BFS crawl, selection, service).
 BFS_MAX_PAGES = 0
 BFS_MAX_DEPTH = 0
+BFS_MAX_PAGES_LIMIT = 0  # a profile's cap on -a max_pages (service: 1000); 0 = none
+BFS_MAX_DEPTH_LIMIT = 0  # a profile's cap on -a max_depth (service: 5); 0 = none
 SELECTION_CAP = 5
 SSRF_GUARD_ENABLED = False
 ROBOTS_FAIL_CLOSED = True  # robots.txt 5xx/429/timeout/unreachable blocks the origin

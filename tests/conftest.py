@@ -88,13 +88,14 @@ def run_discover(
     settings: dict[str, Any] | None = None,
     timeout: float = 600,
     out: Path | None = None,
+    spider: str = "discover",
 ) -> CrawlResult:
-    """Run ``scrapy crawl discover -a url=… -O feed`` in the project, return what it wrote."""
+    """Run ``scrapy crawl <spider> -a url=… -O feed`` in the project, return what it wrote."""
     out = out or tmp_path / "out"
     feed_path = tmp_path / feed
     merged = {"HOST_INTERVAL": 0, "PROGRESS_INTERVAL": 0}
     merged.update(settings or {})
-    cmd = [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={url}"]
+    cmd = [sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"url={url}"]
     cmd += ["-a", f"out={out}", "-O", str(feed_path)]
     for name, value in merged.items():
         cmd += ["-s", f"{name}={value}"]
@@ -117,5 +118,15 @@ def discover(tmp_path):
 
     def run(url: str, *args: str, **kwargs: Any) -> CrawlResult:
         return run_discover(url, tmp_path, *args, **kwargs)
+
+    return run
+
+
+@pytest.fixture
+def links(tmp_path):
+    """``links(url, *args, **kw)``: run the real ``links`` spider (BFS link crawl)."""
+
+    def run(url: str, *args: str, **kwargs: Any) -> CrawlResult:
+        return run_discover(url, tmp_path, *args, spider="links", **kwargs)
 
     return run

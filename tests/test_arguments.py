@@ -71,7 +71,6 @@ def test_valid_arguments_are_parsed():
         ({"url": "http://[::1"}, "url"),
         ({"url": "http://exa mple.com/"}, "url"),
         ({"url": "https://x.com", "mode": "fast"}, "mode"),
-        ({"url": "https://x.com", "mode": "links"}, "mode"),
         ({"url": "https://x.com", "profile": "huge"}, "profile"),
         ({"url": "https://x.com", "cap": "0"}, "cap"),
         ({"url": "https://x.com", "max_pages": "many"}, "max_pages"),

@@ -24,7 +24,11 @@ def test_robots_503_fails_closed_and_says_so(server, discover):  # noqa: F811
     assert "FAIL CLOSED" in result.stderr
     assert srv.count("/sitemap.xml") == 0  # the conventional sitemap is not fetched
     assert "robots" in result.attempt("/sitemap.xml")["error"].lower()
-    assert result.records == []
+    # auto mode falls back to the link crawl: its seed is listed, disallowed, not fetched
+    assert [(r["url"], r["flags"]) for r in result.records] == [
+        (srv.origin + "/", ["robots_disallowed"])
+    ]
+    assert srv.count("/") == 0
 
 
 def test_disallowed_sitemap_is_listed_with_its_rule(server, discover):  # noqa: F811
@@ -75,3 +79,34 @@ def test_crawl_delay_spaces_requests_at_the_server(server, discover):  # noqa: F
     gaps = [b - a for a, b in itertools.pairwise(times)]
     assert min(gaps) >= 0.6 - 0.03, gaps
     assert result.run["throttle"]["hosts"]["127.0.0.1"]["crawl_delay"] == 0.6
+
+
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+
+
+def test_link_crawl_lists_disallowed_pages_and_login_walls(server, discover):  # noqa: F811
+    """mode=links: a page robots.txt disallows is listed with the rule, never fetched; a page
+    that redirects to /login?next=… back to itself is a ``login`` refusal."""
+    home = b'<html><title>Home</title><a href="/private/x">x</a> <a href="/orders/">acc</a>'
+    login = b"<html><title>Sign in</title><form><input name=user><input name=pw></form></html>"
+    srv = server(
+        {
+            "/robots.txt": (200, b"User-agent: *\nDisallow: /private/\n", {}, 0.0),
+            "/": (200, home, HTML, 0.0),
+            "/orders/": (302, b"", {"Location": "/login?next=/orders/"}, 0.0),
+            "/login?next=/orders/": (200, login, HTML, 0.0),
+        }
+    )
+    result = discover(srv.origin + "/", "-a", "mode=links")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert srv.count("/private/x") == 0
+    recs = {r["url"][len(srv.origin) :]: r for r in result.records}
+    assert recs["/private/x"]["flags"] == ["robots_disallowed"]
+    assert recs["/private/x"]["found_on"] == srv.origin + "/"
+    disallowed = result.discovery["robots_policy"]["disallowed"]["items"]
+    assert [(d["url"], d["rule"]) for d in disallowed] == [
+        (srv.origin + "/private/x", "Disallow: /private/")
+    ]
+    refusals = [r["refusal"] for r in result.records if r.get("refusal")]
+    assert [r["class"] for r in refusals] == ["login"], refusals
+    assert result.run["refusals"]["counts"]["login"] == 1

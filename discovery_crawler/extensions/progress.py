@@ -83,6 +83,14 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
         f" {record.counts['duplicates']:,} duplicates merged,"
         f" {record.counts['malformed']:,} malformed)"
     )
+    crawl = getattr(record, "crawl", None)
+    if crawl is not None:  # the link crawl ran (links, union, or the auto fallback)
+        statuses = ", ".join(f"{n:,} × {s}" for s, n in sorted(crawl.status.items()))
+        budgets = f"max_pages {crawl.max_pages or '-'}, max_depth {crawl.max_depth or '-'}"
+        lines.append(
+            f"Crawled {crawl.fetched:,} pages ({statuses or 'none'}); {budgets}; "
+            f"not fetched: {sum(crawl.not_fetched.values()):,}"
+        )
     for origin, count in record.other_hosts.most_common(3):
         lines.append(f"  {count:,} URLs on {origin}, not this site (not in the inventory)")
     if any(record.kinds.values()):  # the URL stages ran

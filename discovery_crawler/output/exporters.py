@@ -59,6 +59,7 @@ def json_line(rec: dict[str, Any]) -> str:
 
 
 _NO_TAIL = "}"
+_LINK_SOURCES = ("link", "seed")
 
 
 def json_lines(records: list[dict[str, Any]]) -> str:
@@ -74,8 +75,10 @@ def json_lines(records: list[dict[str, Any]]) -> str:
         prefix = shared.get(key)
         if prefix is None:
             sitemap = _value(key[1])
+            # A page reached by links has no sitemap: its sources are empty, not [null].
+            sources = "" if key[1] is None and key[0] in _LINK_SOURCES else sitemap
             prefix = shared[key] = (
-                f'", "source": {enc(key[0])}, "sitemap": {sitemap}, "sources": [{sitemap}], '
+                f'", "source": {enc(key[0])}, "sitemap": {sitemap}, "sources": [{sources}], '
                 '"lastmod": '
             )
         lastmod = rec["lastmod"]
@@ -92,6 +95,13 @@ def json_lines(records: list[dict[str, Any]]) -> str:
                 f', "kind": {enc(kind) if kind is not None else "null"}, '
                 f'"flags": {_dumps(flags) if flags is not None else "null"}, '
                 f'"slug": {enc(slug) if slug is not None else "null"}}}'
+            )
+        if "via" in rec:  # a link-crawl record: citation and fetch fields
+            tail = (
+                f', "via": {_value(rec["via"])}, "found_on": {_value(rec.get("found_on"))}, '
+                f'"anchor": {_value(rec.get("anchor"))}, "depth": {_value(rec.get("depth"))}, '
+                f'"title": {_value(rec.get("title"))}, "status": {_value(rec.get("status"))}, '
+                f'"refusal": {_value(rec.get("refusal"))}' + tail
             )
         lines.append(
             f'{{"url": {enc(rec["url"])[:-1]}{prefix}'
@@ -112,18 +122,29 @@ def _merge_sources(obj: dict[str, Any], extra: list[str]) -> None:
     obj["sources"] = sources
 
 
-def patched_record(obj: dict[str, Any], seen: SeenSet) -> dict[str, Any] | None:
+def _add_flags(obj: dict[str, Any], flags: list[str]) -> None:
+    have = obj.get("flags") or []
+    obj["flags"] = have + [f for f in flags if f not in have]
+
+
+def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> dict[str, Any] | None:
     """The final form of a written record, or None when nothing changed since.
 
-    Two things can change after a line is written: further sitemaps list the URL (their
-    sources are added), or a URL that entered as an hreflang alternate is listed as a
-    ``<loc>`` (that listing's record replaces it; the alternate's sitemap stays a source).
+    Three things can change after a line is written: further sitemaps list the URL (their
+    sources are added), a URL that entered as an hreflang alternate is listed as a
+    ``<loc>`` (that listing's record replaces it; the alternate's sitemap stays a source),
+    or (union mode) the crawl ends and says whether it was listed only or linked only.
     """
     fp = hash(twin_key(obj["url"])) or 1
     upgrade = seen.upgrades.get(fp)
     extra = seen.extra_sources.get(fp)
+    flags = finals.flags_for(obj["url"]) if finals is not None else None
     if upgrade is None and not extra:
-        return None
+        if not flags:
+            return None
+        obj = dict(obj)
+        _add_flags(obj, flags)
+        return obj
     if upgrade is not None:
         earlier = obj.get("sources") or []
         written = obj
@@ -134,6 +155,8 @@ def patched_record(obj: dict[str, Any], seen: SeenSet) -> dict[str, Any] | None:
         _merge_sources(obj, earlier)
     if extra:
         _merge_sources(obj, extra)
+    if flags:
+        _add_flags(obj, flags)
     return obj
 
 
@@ -145,6 +168,7 @@ class _RecordExporter(BaseItemExporter):
         self.file = file
         self.encoding = self.encoding or "utf-8"
         self.seen: SeenSet | None = None
+        self.finals: Any = None  # union mode: flags decided at the end (UnionTally)
         self.count = 0
 
     def export_item(self, item: Any) -> None:
@@ -152,6 +176,8 @@ class _RecordExporter(BaseItemExporter):
             raise TypeError(f"this feed exports UrlBatch items, got {type(item).__name__}")
         if item.seen is not None:
             self.seen = item.seen
+        if item.finals is not None:
+            self.finals = item.finals
         if item.records:
             self.file.write(self.encode_batch(item.records))
             self.count += len(item.records)
@@ -161,7 +187,9 @@ class _RecordExporter(BaseItemExporter):
 
     def finish_exporting(self) -> None:
         seen = self.seen
-        if seen is None or not self.count or not (seen.extra_sources or seen.upgrades):
+        if seen is None or not self.count:
+            return
+        if not (seen.extra_sources or seen.upgrades or self.finals is not None):
             return
         # Some URLs changed after their line was written: rewrite the feed once,
         # streaming (memory: the changed records only).
@@ -187,6 +215,12 @@ class _RecordExporter(BaseItemExporter):
             self.file.truncate()
             self.rewrite(copy, seen)
 
+    def _changed(self, url: str, seen: SeenSet) -> bool:
+        fp = hash(twin_key(url)) or 1
+        if fp in seen.extra_sources or fp in seen.upgrades:
+            return True
+        return self.finals is not None and self.finals.flags_for(url) is not None
+
     def _reader(self) -> BinaryIO:
         if getattr(self.file, "readable", lambda: False)():
             self.file.seek(0)
@@ -206,19 +240,17 @@ class JsonLinesExporter(_RecordExporter):
 
     def rewrite(self, copy: BinaryIO, seen: SeenSet) -> None:
         for line in copy:
-            self.file.write(_patch_line(line, seen, self.encoding))
+            self.file.write(self._patch_line(line, seen))
 
-
-def _patch_line(line: bytes, seen: SeenSet, encoding: str) -> bytes:
-    # Every line starts with {"url": "<url>", so the URL is found without parsing JSON.
-    end = line.find(b'", "source"', 9)
-    if end < 0:
-        return line
-    fp = hash(twin_key(json.loads(line[8 : end + 1]))) or 1
-    if fp not in seen.extra_sources and fp not in seen.upgrades:
-        return line
-    obj = patched_record(json.loads(line), seen)
-    return line if obj is None else (_dumps(obj) + "\n").encode(encoding)
+    def _patch_line(self, line: bytes, seen: SeenSet) -> bytes:
+        # Every line starts with {"url": "<url>", so the URL is found without parsing JSON.
+        end = line.find(b'", "source"', 9)
+        if end < 0:
+            return line
+        if not self._changed(json.loads(line[8 : end + 1]), seen):
+            return line
+        obj = patched_record(json.loads(line), seen, self.finals)
+        return line if obj is None else (_dumps(obj) + "\n").encode(self.encoding)
 
 
 class JsonExporter(JsonLinesExporter):
@@ -240,7 +272,7 @@ class JsonExporter(JsonLinesExporter):
             if line.startswith(b'{"url": '):
                 ending = b",\n" if line.endswith(b",\n") else b"\n"
                 body = line[: -len(ending)]
-                line = _patch_line(body + b"\n", seen, self.encoding).rstrip(b"\n") + ending
+                line = self._patch_line(body + b"\n", seen).rstrip(b"\n") + ending
             self.file.write(line)
 
 
@@ -263,6 +295,13 @@ def _csv_row(r: dict[str, Any]) -> tuple[Any, ...]:
         _cell(r["priority"]),
         r["changefreq"] or "",
         _cell(r["alternates"]),
+        r.get("via") or "",
+        r.get("found_on") or "",
+        r.get("anchor") or "",
+        _cell(r.get("depth")),
+        r.get("title") or "",
+        _cell(r.get("status")),
+        _cell(r.get("refusal")),
         r.get("kind") or "",
         _cell(r.get("flags")),
         r.get("slug") or "",
@@ -271,9 +310,19 @@ def _csv_row(r: dict[str, Any]) -> tuple[Any, ...]:
 
 def _csv_record(row: list[str]) -> dict[str, Any]:
     """A CSV row back to a record (for the end-of-run patch; numbers stay text)."""
-    url, source, sitemap, sources, lastmod, priority, changefreq, alternates, kind, flags, slug = (
-        row
-    )
+    (url, source, sitemap, sources, lastmod, priority, changefreq, alternates) = row[:8]
+    via, found_on, anchor, depth, title, status, refusal, kind, flags, slug = row[8:]
+    crawl = {}
+    if via:
+        crawl = {
+            "via": via,
+            "found_on": found_on or None,
+            "anchor": anchor or None,
+            "depth": int(depth) if depth else None,
+            "title": title or None,
+            "status": int(status) if status else None,
+            "refusal": json.loads(refusal) if refusal else None,
+        }
     return {
         "url": url,
         "source": source,
@@ -283,6 +332,7 @@ def _csv_record(row: list[str]) -> dict[str, Any]:
         "priority": priority or None,
         "changefreq": changefreq or None,
         "alternates": json.loads(alternates) if alternates else None,
+        **crawl,
         "kind": kind or None,
         "flags": json.loads(flags) if flags else None,
         "slug": slug or None,
@@ -310,9 +360,8 @@ class CsvExporter(_RecordExporter):
             rows = csv.reader(io.TextIOWrapper(copy, encoding=self.encoding, newline=""))
             writer.writerow(next(rows))
             for row in rows:
-                fp = hash(twin_key(row[0])) or 1
-                if fp in seen.extra_sources or fp in seen.upgrades:
-                    obj = patched_record(_csv_record(row), seen)
+                if self._changed(row[0], seen):
+                    obj = patched_record(_csv_record(row), seen, self.finals)
                     if obj is not None:
                         writer.writerow(_csv_row(obj))
                         continue

@@ -47,8 +47,8 @@ class DedupPipeline(BatchStage):
         self.slashless_first = _LazySeenSet()
 
     def process_item(self, item: Any) -> Any:
-        if not isinstance(item, UrlBatch) or not item.records:
-            return item
+        if not isinstance(item, UrlBatch) or not item.records or item.deduplicated:
+            return item  # a link-crawl batch: the spider admitted each URL once
         record = self.record
         seen = record.seen
         records = item.records

@@ -16,11 +16,18 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request
+from scrapy import Request, signals
+from scrapy.exceptions import DontCloseSpider
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 
-from discovery_crawler.arguments import MODES_AVAILABLE, ArgumentError, RunOptions
+from discovery_crawler.arguments import ArgumentError, RunOptions
+from discovery_crawler.crawling.links import (
+    LinkCrawler,
+    check_budget_limits,
+    crawl_settings,
+    unify_site_origin,
+)
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME
 from discovery_crawler.profiles import available_profiles, load_profile
@@ -83,8 +90,18 @@ def describe_failure(failure: Failure) -> str:
     return f"{name}: {text}"
 
 
-class DiscoverSpider(SitemapSpider):
-    """Discover a site's URLs from robots.txt and sitemaps; write an explained inventory."""
+class DiscoverSpider(LinkCrawler, SitemapSpider):
+    """Discover a site's URLs from robots.txt, sitemaps and links; write an explained
+    inventory.
+
+    Modes (SPEC §3): ``sitemap`` walks sitemaps only; ``auto`` too, and falls back to a
+    BFS link crawl from the homepage when no sitemap yielded a URL of the site (decided
+    when the walk is idle, so every batch has been through the pipelines); ``links``
+    crawls links only; ``union`` does both: sitemap URLs enter the crawl at depth 1
+    (``pipelines/union.py``) while links are followed from the homepage, and each URL is
+    marked ``sitemap_only`` (listed, never linked) or ``links_only`` (linked, in no
+    sitemap). The link crawl is ``crawling.links.LinkCrawler``, shared with ``links``.
+    """
 
     name = "discover"
 
@@ -101,29 +118,44 @@ class DiscoverSpider(SitemapSpider):
         self.documents_scheduled = 0
         self.documents_skipped = 0
         self._parse_slots: asyncio.Semaphore | None = None
+        self._fell_back = False
+        check_budget_limits(self.options, load_profile(self.options.profile))
 
     @staticmethod
     def validate_arguments(spargs: dict[str, Any], settings: Any) -> None:
         """Check ``-a`` arguments and feed formats before a crawler is built."""
-        RunOptions.from_arguments(spargs, available_profiles())
+        options = RunOptions.from_arguments(spargs, available_profiles())
+        check_budget_limits(options, load_profile(options.profile))
         check_feed_formats(settings.getdict("FEEDS"))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._configure(crawler)
+        crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
         return spider
 
     # -- set-up -----------------------------------------------------------------------
     def _configure(self, crawler: Crawler) -> None:
         settings = crawler.settings
+        self.mode = self.options.mode
         if not settings.frozen:
             settings.setdict(load_profile(self.options.profile), priority="spider")
+            if self.mode == "auto":  # a profile may ask for another mode (polite: union)
+                self.mode = settings.get("DISCOVERY_MODE", "auto")
             settings.set(
                 "CONCURRENT_REQUESTS_PER_DOMAIN",
                 settings.getint("SITEMAP_CONCURRENCY"),
                 priority="spider",
             )
+            if self.mode == "union":
+                pipelines = settings.getdict("ITEM_PIPELINES")
+                pipelines["discovery_crawler.pipelines.union.UnionPipeline"] = 150
+                settings.set("ITEM_PIPELINES", pipelines, priority="spider")
+            if self.mode != "sitemap":
+                crawl_settings(settings)
+        elif self.mode == "auto":
+            self.mode = settings.get("DISCOVERY_MODE", "auto")
         check_feed_formats(settings.getdict("FEEDS"))
         self.batch_size = max(1, settings.getint("DISCOVERY_BATCH_SIZE"))
         self.max_documents = settings.getint("SITEMAP_MAX_DOCUMENTS")
@@ -135,16 +167,9 @@ class DiscoverSpider(SitemapSpider):
         recorded: dict[str, Any] = {"HOST_INTERVAL": settings.getfloat("HOST_INTERVAL")}
         recorded.update((name, settings.getint(name)) for name in _SETTINGS_IN_LOG[1:])
         self.record = RunRecord(self.options, recorded, settings.getint("CRAWL_LOG_LIST_CAP"))
-        self.mode = self.options.mode
-        profile_mode = settings.get("DISCOVERY_MODE", "auto")
-        if self.mode == "auto" and profile_mode != "auto":
-            if profile_mode in MODES_AVAILABLE:
-                self.mode = profile_mode
-            else:
-                self.record.note(
-                    f"profile {self.options.profile} asks for mode={profile_mode}, which needs "
-                    "the BFS link crawler (not built yet); ran the sitemap half only"
-                )
+        if self.mode != self.options.mode:
+            self.record.note(f"profile {self.options.profile} runs mode={self.mode}")
+        self.setup_link_crawl(settings, union=self.mode == "union")
 
     # -- start --------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Any]:
@@ -154,6 +179,11 @@ class DiscoverSpider(SitemapSpider):
         except UrlError as exc:
             self.record.failure = f"start URL unusable: {exc}"
             return
+        if self.mode == "links":
+            self.record.site_origin = origin_of(start)
+            self._unify_site_origin(self.record.site_origin)
+            yield self.seed_request(self._seed_url(start))
+            return
         if opts.input_kind == "sitemap":
             self._unify_site_origin(origin_of(start))
             request = self._sitemap_request(start, "input", None, 0)
@@ -162,6 +192,8 @@ class DiscoverSpider(SitemapSpider):
             return
         self.record.site_origin = origin_of(start)
         self._unify_site_origin(self.record.site_origin)
+        if self.mode == "union":
+            yield self.seed_request(self._seed_url(start))
         robots_url = (
             start if opts.input_kind == "robots" else self.record.site_origin + "/robots.txt"
         )
@@ -176,25 +208,42 @@ class DiscoverSpider(SitemapSpider):
         )
 
     def _unify_site_origin(self, origin: str) -> None:
-        """Make every spelling of the site's origin the one actually fetched.
+        """Make every spelling of the site's origin the one actually fetched (SPEC §4
+        scheme reconciliation, §5 rule 8 www vs bare; see ``unify_site_origin``)."""
+        unify_site_origin(self.origins, origin)
 
-        SPEC §4: a sitemap advertising http:// for a site served over https:// (or the
-        reverse) is reconciled to the scheme of the root fetched. SPEC §5 rule 8: www vs
-        bare host resolves to the form the user passed (the home page's canonical decides
-        once pages are fetched). Rewrites actually applied are noted in the crawl log.
-        """
-        host = origin.partition("://")[2].rpartition("@")[2]
-        name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
-        if not colon:
-            name, port = host, ""
-        twin = name[4:] if name.startswith("www.") else f"www.{name}"
-        suffix = f":{port}" if port else ""
-        for variant_scheme in ("http", "https"):
-            for variant_name in (name, twin):
-                variant = f"{variant_scheme}://{variant_name}{suffix}"
-                if variant != origin:
-                    self.origin_rewrites[variant] = origin
-        self.origins.invalidate()
+    def _seed_url(self, start: str) -> str:
+        """The link crawl starts at the homepage given, or at the site's root."""
+        if self.options.input_kind == "homepage":
+            return start
+        seed = (self.record.site_origin or origin_of(start)) + "/"
+        self.record.note(f"{self.options.url} is not a page; the link crawl started at {seed}")
+        return seed
+
+    def spider_idle(self) -> None:
+        """``auto``: when the sitemap walk is over and found no URL of the site, crawl
+        links from the homepage instead (SPEC §4 step 4)."""
+        record = self.record
+        if (
+            self.mode != "auto"
+            or self._fell_back
+            or self.options.input_kind == "sitemap"
+            or record.failure
+            or record.counts["unique"]
+            or not record.site_origin
+        ):
+            return
+        robots = record.robots or {}
+        if robots.get("status") is None and all(a.status is None for a in record.attempts.values()):
+            return  # nothing answered: the site is unreachable, not sitemap-less
+        self._fell_back = True
+        seed = self._seed_url(self.origins.normalize(self.options.url))
+        record.note(
+            f"no sitemap yielded a URL of the site; fell back to a BFS link crawl from {seed}"
+        )
+        self.crawler.stats.set_value("discovery/fallback", "links")
+        self.crawler.engine.crawl(self.seed_request(seed))
+        raise DontCloseSpider
 
     def site_found(self, origin: str) -> None:
         """Called when the first URL of a sitemap given as input names the site."""
@@ -451,16 +500,14 @@ class DiscoverSpider(SitemapSpider):
         attempts = list(record.attempts.values())
         fetched = [a for a in attempts if a.status is not None]
         robots = record.robots or {}
-        if not fetched and (robots.get("status") is None):
-            errors = [a.error for a in attempts if a.error] or [robots.get("error")]
+        pages = self.link_crawl.fetched
+        if not fetched and (robots.get("status") is None) and not pages:
+            refusals = [r.get("reason") for r in self.link_crawl.refusals.items]
+            errors = [a.error for a in attempts if a.error] or [robots.get("error"), *refusals]
+            errors = [e for e in errors if e]
             record.failure = f"site unreachable: {errors[0] if errors else 'no response'}"
-        elif not record.attempts_ok():
+        elif self.mode != "links" and not record.attempts_ok():
             record.warn("no sitemap yielded any URL (see discovery.sitemap_attempts for why)")
-        if not record.failure and not record.discovered and self.mode == "auto":
-            record.note(
-                "no sitemap yielded a page URL; mode=auto will fall back to a BFS link crawl "
-                "once the link crawler exists (not built yet)"
-            )
         if record.failure:
             self.crawler.stats.set_value("discovery/failed", record.failure)
         for raw, to in self.origins.rewritten.items():

@@ -1,0 +1,566 @@
+"""The BFS link crawl (SPEC §3, §4 step 4), shared by the ``links`` spider and by
+``discover`` (fallback in ``auto``, ``links`` and ``union`` modes).
+
+Scrapy's scheduler is the frontier: a page request carries its depth (link hops from
+the seed) in ``meta["depth"]`` and the priority ``-depth * DEPTH_PRIORITY``; with FIFO
+queues that is breadth-first order. This module only decides *what* enters the
+scheduler, before any ``Request`` is built:
+
+- same site only (the site's origin, after normalization: a percent-encoded IDN host is
+  the same host); ``rel=nofollow`` links and pages with ``<meta name=robots
+  content=nofollow>`` are not followed;
+- once: a link whose normalized URL (trailing-slash twins as one) is already in the run's
+  seen-set costs a hash probe, not a ``Request`` (the seen-set is ``record.seen``, the one
+  the dedup stage uses, so a URL gets one feed record whatever found it);
+- file kinds (documents, media, archives), assets, API and action links, and auth-walled
+  paths are recorded with the page that named them and never requested;
+- budgets: ``max_depth`` (hops) and ``max_pages`` (page requests) hold exactly; a URL
+  over a budget is recorded, not requested, and the crawl log says which budget bound;
+- ``<link rel=canonical>`` to another same-site URL: the page is recorded under the
+  canonical (which inherits the page's citation and is enqueued), not under its own URL.
+
+Each fetched page yields one ``UrlBatch``: the page's record (citation ``via``,
+``found_on``, ``anchor``, ``depth``; ``title``, ``status``, ``refusal``) plus the records
+of the files and unfetched URLs it named. The batch is already deduplicated
+(``deduplicated=True``) and goes through the same pipelines as sitemap batches.
+
+Request meta, for the downloader middlewares: ``depth``, ``via`` (seed | sitemap | link),
+``found_on`` (the page that linked, or the sitemap), ``anchor`` (link text, ≤ 160 chars),
+``page_url`` (the normalized URL the record is kept under), ``entry`` (the sitemap record
+in union mode) and ``handle_httpstatus_all`` (refusals reach the callback;
+``response.meta["refusal"]`` set by the refusal middleware is recorded as is).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import HtmlResponse
+
+from discovery_crawler.arguments import ArgumentError
+from discovery_crawler.crawling.account import CrawlAccount, UnionTally
+from discovery_crawler.crawling.extract import anchor_text, scan_html
+from discovery_crawler.items import UrlBatch
+from discovery_crawler.middlewares.robots import RobotsDisallowed
+from discovery_crawler.refusals import classify_response
+from discovery_crawler.urls.filters import FilterPolicy
+from discovery_crawler.urls.kinds import FILE_KINDS, url_kind
+from discovery_crawler.urls.normalize import UrlError, twin_key
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from lxml.etree import _Element
+    from scrapy.http import Response
+    from scrapy.settings import Settings
+    from twisted.python.failure import Failure
+
+    from discovery_crawler.arguments import RunOptions
+    from discovery_crawler.run_record import RunRecord
+    from discovery_crawler.urls.normalize import OriginCache
+
+logger = logging.getLogger(__name__)
+
+_ABSOLUTE = ("https://", "http://")
+_FETCHED_KINDS = ("page", "paginated")  # followed; pagination is how a BFS reaches articles
+
+
+def crawl_settings(settings: Settings) -> None:
+    """Breadth-first order from Scrapy's own scheduler (set at spider priority, so
+    ``-s`` still wins): FIFO queues and a priority falling with depth. The spiders set
+    ``meta["depth"]`` themselves (a redirect or a canonical is no extra hop, a sitemap
+    URL enters at depth 1), so Scrapy's ``DepthMiddleware`` is switched off."""
+    if settings.frozen:
+        return
+    settings.set("DEPTH_PRIORITY", settings.getint("DEPTH_PRIORITY") or 1, priority="spider")
+    settings.set("SCHEDULER_DISK_QUEUE", "scrapy.squeues.PickleFifoDiskQueue", priority="spider")
+    settings.set("SCHEDULER_MEMORY_QUEUE", "scrapy.squeues.FifoMemoryQueue", priority="spider")
+    middlewares = settings.getdict("SPIDER_MIDDLEWARES")
+    middlewares.setdefault("scrapy.spidermiddlewares.depth.DepthMiddleware", None)
+    settings.set("SPIDER_MIDDLEWARES", middlewares, priority="spider")
+
+
+def check_budget_limits(options: RunOptions, profile: dict[str, Any]) -> None:
+    """A profile may cap the budgets (``service``: ``BFS_MAX_PAGES_LIMIT``,
+    ``BFS_MAX_DEPTH_LIMIT``): ``-a`` values above the cap are refused in one line."""
+    for name, key in (("max_pages", "BFS_MAX_PAGES_LIMIT"), ("max_depth", "BFS_MAX_DEPTH_LIMIT")):
+        limit = profile.get(key)
+        value = getattr(options, name)
+        if limit and value is not None and value > limit:
+            raise ArgumentError(
+                name, f"profile {options.profile} allows at most {limit}, got {value}"
+            )
+
+
+def bfs_budgets(options: RunOptions, settings: Settings) -> tuple[int | None, int | None]:
+    """(max_pages, max_depth): ``-a`` first, then ``BFS_MAX_PAGES`` / ``BFS_MAX_DEPTH``
+    (profile or ``-s``), where 0 means no budget (None), all capped by the profile's
+    ``BFS_MAX_PAGES_LIMIT`` / ``BFS_MAX_DEPTH_LIMIT`` when it has one."""
+    pages = options.max_pages
+    if pages is None:
+        pages = settings.getint("BFS_MAX_PAGES") or None
+    depth = options.max_depth
+    if depth is None:
+        depth = settings.getint("BFS_MAX_DEPTH") or None
+    page_cap = settings.getint("BFS_MAX_PAGES_LIMIT", 0)
+    if page_cap and (pages is None or pages > page_cap):
+        pages = page_cap
+    depth_cap = settings.getint("BFS_MAX_DEPTH_LIMIT", 0)
+    if depth_cap and (depth is None or depth > depth_cap):
+        depth = depth_cap
+    return pages, depth
+
+
+def unify_site_origin(origins: OriginCache, origin: str) -> None:
+    """Make every spelling of the site's origin (http/https, www/bare) the one given.
+
+    SPEC §4: a sitemap advertising http:// for a site served over https:// (or the
+    reverse) is reconciled to the scheme of the root fetched. SPEC §5 rule 8: www vs bare
+    host resolves to the form the user passed or the site redirected to. Rewrites
+    actually applied are noted in the crawl log (``OriginCache.rewritten``).
+    """
+    host = origin.partition("://")[2].rpartition("@")[2]
+    name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+    if not colon:
+        name, port = host, ""
+    twin = name[4:] if name.startswith("www.") else f"www.{name}"
+    suffix = f":{port}" if port else ""
+    for variant_scheme in ("http", "https"):
+        for variant_name in (name, twin):
+            variant = f"{variant_scheme}://{variant_name}{suffix}"
+            if variant != origin:
+                origins.rewrite[variant] = origin
+    origins.invalidate()
+
+
+def failure_refusal(failure: Failure) -> dict[str, Any]:
+    """A minimal refusal record for a request that got no response."""
+    exc = failure.value
+    name = type(exc).__name__
+    text = str(exc).strip() or name
+    if isinstance(exc, RobotsDisallowed):
+        if exc.rule.startswith("fail closed:") and "answered" not in exc.rule:
+            # robots.txt got no answer at all: the site is unreachable, say that
+            kind = "timeout" if "timeout" in exc.rule else "network"
+            return {"class": kind, "reason": f"{exc.rule} (robots.txt got no answer)"}
+        # not fetched, not refused: listed with the rule that blocked it
+        return {"class": "robots", "reason": f"robots.txt: {exc.rule}", "rule": exc.rule}
+    if isinstance(exc, IgnoreRequest):
+        return {"class": "ignored", "reason": text}
+    if "Timeout" in name or "timed out" in text.lower():
+        return {"class": "timeout", "reason": text}
+    return {"class": "network", "reason": f"{name}: {text}"}
+
+
+class LinkCrawler:
+    """Mixin for spiders that crawl links (``links``, and ``discover`` in BFS modes).
+
+    The spider provides ``crawler``, ``record`` (``RunRecord``), ``options`` and
+    ``origins`` (``OriginCache``), and calls ``setup_link_crawl`` once configured.
+    """
+
+    crawler: Any
+    record: RunRecord
+    options: RunOptions
+    origins: OriginCache
+    link_crawl: CrawlAccount
+
+    def setup_link_crawl(self, settings: Settings, union: bool = False) -> None:
+        self.bfs_max_pages, self.bfs_max_depth = bfs_budgets(self.options, settings)
+        self.depth_priority = settings.getint("DEPTH_PRIORITY")
+        self.link_crawl = CrawlAccount(
+            settings.getint("CRAWL_LOG_LIST_CAP"), self.bfs_max_pages, self.bfs_max_depth
+        )
+        if union:
+            self.link_crawl.union = UnionTally(settings.getint("CRAWL_LOG_LIST_CAP"))
+        self._bfs_filter: FilterPolicy | None = None
+        self._bfs_site_prefix = ""
+
+    # -- admission ----------------------------------------------------------------------
+    def _bfs_policy(self) -> FilterPolicy:
+        site = self.record.site_origin or ""
+        if self._bfs_filter is None or self._bfs_site_prefix != site + "/":
+            opts = self.options
+            self._bfs_filter = FilterPolicy(site, opts.include_paths, opts.exclude_paths)
+            self._bfs_site_prefix = site + "/"
+        return self._bfs_filter
+
+    def _bfs_request(self, url: str, depth: int, meta: dict[str, Any]) -> Request:
+        if self.record.crawl is None:  # the crawl log gets a crawl section once one runs
+            self.record.crawl = self.link_crawl
+        meta["depth"] = depth
+        meta["page_url"] = url
+        meta["handle_httpstatus_all"] = True
+        meta["page_fetch"] = True  # the refusal middleware classifies page fetches only
+        return Request(
+            url,
+            callback=self.page_callback(),
+            errback=self.page_failed,
+            priority=-depth * self.depth_priority,
+            meta=meta,
+        )
+
+    def page_callback(self) -> Any:
+        """The callback of page requests (the ``links`` spider uses CrawlSpider's)."""
+        return self.parse_page
+
+    def seed_request(self, url: str) -> Request:
+        """The request for the seed (depth 0); the seed counts as linked (reachable)."""
+        self.record.seen.add(twin_key(url))
+        self.record.counts["unique"] += 1
+        self.link_crawl.requested += 1
+        union = self.link_crawl.union
+        if union is not None:
+            union.linked(twin_key(url), url)
+        return self._bfs_request(url, 0, {"via": "seed", "found_on": None, "anchor": None})
+
+    def _bfs_admit(
+        self,
+        url: str,
+        depth: int,
+        meta: dict[str, Any],
+        records: list[dict[str, Any]],
+    ) -> Request | None:
+        """A URL not seen before (already added to the seen-set): a request for it, or its
+        record in ``records`` when it is not to be fetched."""
+        record = self.record
+        record.counts["unique"] += 1
+        account = self.link_crawl
+        anchor = meta.get("anchor")
+        if anchor is not None and anchor.__class__ is not str:
+            meta["anchor"] = anchor_text(anchor)  # only for new links: text costs
+        kind = url_kind(url)
+        reason = None
+        if kind in _FETCHED_KINDS:
+            decision = self._bfs_policy().decide(url, "page")
+            if not decision.keep:
+                reason = decision.reason
+            elif decision.flags:
+                reason = decision.flags[0]  # requires_auth: kept, not crawled
+        else:
+            reason = "file" if kind in FILE_KINDS else kind
+        if reason is None and self.bfs_max_depth is not None and depth > self.bfs_max_depth:
+            reason = "over_max_depth"
+            record.limit_bound("BFS_MAX_DEPTH", value=self.bfs_max_depth)
+        if reason is None and self.bfs_max_pages and account.requested >= self.bfs_max_pages:
+            reason = "over_max_pages"
+            record.limit_bound("BFS_MAX_PAGES", value=self.bfs_max_pages)
+        if reason is not None:
+            account.not_fetched[reason] += 1
+            self.crawler.stats.inc_value(f"links/not_fetched/{reason}")
+            rec = self._bfs_record(url, meta, depth, None)
+            if reason.startswith("over_"):
+                rec["flags"] = [reason]
+            records.append(rec)
+            return None
+        account.requested += 1
+        self.crawler.stats.inc_value("links/requested")
+        return self._bfs_request(url, depth, meta)
+
+    def admit_listed(self, records: list[dict[str, Any]], sitemap: str) -> list[dict[str, Any]]:
+        """Union mode: normalized sitemap records enter the crawl at depth 1 (``via``
+        sitemap). Returns the records to write now (already known, or not to be fetched:
+        the dedup stage takes them as usual); the others are written when fetched."""
+        seen = self.record.seen
+        union = self.link_crawl.union
+        prefix = (self.record.site_origin or "") + "/"
+        keep = []
+        engine = self.crawler.engine
+        for rec in records:
+            url = rec["url"]
+            key = url if url[-1] == "/" else twin_key(url)
+            if union is not None:
+                union.listed(key, url)
+            if not url.startswith(prefix) or key in seen:
+                keep.append(rec)
+                continue
+            depth = 1
+            kind = url_kind(url)
+            if (
+                kind not in _FETCHED_KINDS
+                or (self.bfs_max_depth is not None and depth > self.bfs_max_depth)
+                or (self.bfs_max_pages and self.link_crawl.requested >= self.bfs_max_pages)
+                or not self._bfs_policy().decide(url, "page").keep
+            ):
+                keep.append(rec)  # a sitemap record, as in sitemap mode
+                continue
+            seen.add(key)
+            unfetched: list[dict[str, Any]] = []
+            meta = {"via": "sitemap", "found_on": sitemap, "anchor": None, "entry": rec}
+            request = self._bfs_admit(url, depth, meta, unfetched)
+            if request is not None:
+                engine.crawl(request)
+            else:
+                keep.extend(unfetched)
+        return keep
+
+    # -- records --------------------------------------------------------------------------
+    def _bfs_record(
+        self, url: str, meta: dict[str, Any], depth: int, status: int | None
+    ) -> dict[str, Any]:
+        via = meta.get("via") or "link"
+        entry = meta.get("entry")
+        rec = {
+            "url": url,
+            "source": via,
+            "sitemap": None,
+            "lastmod": None,
+            "priority": None,
+            "changefreq": None,
+            "alternates": None,
+        }
+        if entry is not None:  # listed by a sitemap (union mode): keep what it said
+            rec.update((k, entry[k]) for k in rec if k != "url" and k in entry)
+            rec["source"] = entry.get("source") or "sitemap"
+        rec.update(
+            via=via,
+            found_on=meta.get("found_on"),
+            anchor=meta.get("anchor"),
+            depth=depth,
+            title=None,
+            status=status,
+            refusal=None,
+        )
+        return rec
+
+    def _bfs_batch(self, document: str, records: list[dict[str, Any]], source: str) -> UrlBatch:
+        union = self.link_crawl.union
+        return UrlBatch(
+            source,
+            document,
+            records=records,
+            seen=self.record.seen,
+            deduplicated=True,
+            finals=union,
+        )
+
+    # -- responses ------------------------------------------------------------------------
+    def parse_page(self, response: Response) -> Iterator[Any]:
+        batch, requests = self.page_outputs(response)
+        if batch is not None:
+            yield batch
+        yield from requests
+
+    def page_outputs(self, response: Response) -> tuple[UrlBatch | None, list[Request]]:
+        """The page's batch (its record and the records of what it named but is not
+        fetched) and the requests for the new pages it links to."""
+        meta = response.meta
+        url = meta.get("page_url") or response.url
+        depth = meta.get("depth", 0)
+        status = response.status
+        account = self.link_crawl
+        account.fetched += 1
+        account.status[status] += 1
+        account.depths[depth] += 1
+        stats = self.crawler.stats
+        stats.inc_value("links/fetched")
+        rec = self._bfs_record(url, meta, depth, status)
+        refusal = meta.get("refusal")
+        if refusal is not None:
+            rec["refusal"] = refusal
+            account.refused(url, refusal, rec["found_on"])
+            stats.inc_value(f"links/refusals/{refusal.get('class')}")
+        records = [rec]
+        requests: list[Request] = []
+        if 300 <= status < 400 and refusal is None:
+            location = response.headers.get(b"Location")
+            login = self._bfs_login_wall(response, location)
+            if login is not None:
+                rec["refusal"] = login
+                account.refused(url, login, rec["found_on"])
+                stats.inc_value("links/refusals/login")
+            elif location:
+                target = location.decode("latin-1")
+                account.redirects.append({"url": url, "to": target, "status": status})
+                if depth == 0 and meta.get("via") == "seed":
+                    self._bfs_seed_moved(target, url)
+                # A redirect is not a link hop: the target keeps this page's depth.
+                self._bfs_follow(
+                    [(target, None)],
+                    url,
+                    url,
+                    depth,
+                    records,
+                    requests,
+                    hop=0,
+                    redirect=[*meta.get("redirect_urls", ()), response.url],
+                )
+        elif 200 <= status < 300 and refusal is None and isinstance(response, HtmlResponse):
+            scan = scan_html(response.body, response.encoding)
+            rec["title"] = scan.title
+            account.nofollow += scan.nofollow_links
+            base = url
+            if scan.base:
+                try:
+                    base = urljoin(url, scan.base)
+                except ValueError:
+                    base = url
+            if scan.canonical and self._bfs_canonical(scan.canonical, base, url, meta, records):
+                records.remove(rec)  # recorded under its canonical
+            if scan.nofollow:
+                account.nofollow_pages += 1
+            else:
+                self._bfs_follow(scan.links, base, url, depth, records, requests)
+        source = rec["source"]
+        return (self._bfs_batch(url, records, source) if records else None), requests
+
+    def _bfs_login_wall(self, response: Response, location: bytes | None) -> dict | None:
+        """A redirect to a login page whose return parameter points back here is a
+        ``login`` refusal (SPEC §11), said of this page; the login page is not fetched
+        (auth-walled URLs are kept and flagged, never crawled)."""
+        if not location:
+            return None
+        try:
+            target = urljoin(response.url, location.decode("latin-1"))
+        except ValueError:
+            return None
+        chain = [*response.meta.get("redirect_urls", ()), response.url]
+        refusal = classify_response(target, response.status, {}, b"", chain)
+        if refusal is None or refusal.refusal_class != "login":
+            return None
+        found = refusal.cite(response.meta).as_dict()
+        summary = self.record.refusals  # the refusal middleware's, when it runs
+        if summary is not None:
+            summary.add(found)
+            self.crawler.stats.inc_value("refusals/login")
+        return found
+
+    def _bfs_seed_moved(self, target: str, url: str) -> None:
+        """The seed redirected (http→https, bare→www, another host): the site lives
+        where it landed; its old spellings are rewritten to the new origin."""
+        try:
+            moved = self.origins.normalize(urljoin(url, target).partition("#")[0])
+        except (UrlError, ValueError):
+            return
+        origin = moved[: moved.find("/", 8)]
+        site = self.record.site_origin
+        if not site or origin == site:
+            return
+        self.record.note(f"the seed {url} redirected to {origin}; crawled {origin}")
+        self.origins.rewrite[site] = origin
+        self.record.site_origin = origin
+        unify_site_origin(self.origins, origin)
+
+    def _bfs_canonical(
+        self,
+        raw: str,
+        base: str,
+        url: str,
+        meta: dict[str, Any],
+        records: list[dict[str, Any]],
+    ) -> bool:
+        """True when the page is an alias of another same-site URL (its canonical)."""
+        try:
+            canonical = self.origins.normalize(urljoin(base, raw).partition("#")[0])
+        except (UrlError, ValueError):
+            return False
+        if not canonical.startswith(self._bfs_site_prefix or (self.record.site_origin or "") + "/"):
+            return False
+        key = twin_key(canonical)
+        if key == twin_key(url):
+            return False
+        account = self.link_crawl
+        account.canonical_aliases.append({"url": url, "canonical": canonical})
+        self.record.counts["canonical_aliases"] += 1
+        self.crawler.stats.inc_value("links/canonical_aliases")
+        if self.record.seen.add(key):
+            # The canonical inherits this page's citation and depth, and is enqueued.
+            inherited = {k: meta.get(k) for k in ("via", "found_on", "anchor", "entry")}
+            request = self._bfs_admit(canonical, meta.get("depth", 0), inherited, records)
+            if request is not None:
+                self.crawler.engine.crawl(request)
+        return True
+
+    def _bfs_follow(
+        self,
+        links: list[tuple[str, _Element | None]],
+        base: str,
+        page: str,
+        depth: int,
+        records: list[dict[str, Any]],
+        requests: list[Request],
+        hop: int = 1,
+        redirect: list[str] | None = None,
+    ) -> None:
+        """Admit the new same-site links of a page (the per-link hot path). ``redirect``:
+        the URLs that redirected here (as Scrapy's ``meta["redirect_urls"]``, which the
+        refusal middleware reads to tell a ``login`` wall)."""
+        account = self.link_crawl
+        normalize = self.origins.normalize
+        site = self.record.site_origin or ""
+        prefix = site + "/"
+        slash = base.find("/", 8)
+        base_origin = base[:slash] if slash > 0 else base
+        scheme = base[: base.find(":") + 1]
+        seen_add = self.record.seen.add
+        union = account.union
+        admit = self._bfs_admit
+        next_depth = depth + hop
+        malformed = other = 0
+        for href, el in links:
+            # Resolve: absolute and root-relative links without dot segments need no
+            # urljoin (~7 µs); fragments go before normalization.
+            if href.startswith(_ABSOLUTE):
+                url = href
+            elif href[0] == "/" and href[1:2] != "/" and "/." not in href:
+                url = base_origin + href
+            elif href.startswith("//"):
+                url = scheme + href
+            else:
+                try:
+                    url = urljoin(base, href)
+                except ValueError:
+                    malformed += 1
+                    continue
+            cut = url.find("#")
+            if cut >= 0:
+                url = url[:cut]
+            try:
+                url = normalize(url)
+            except UrlError:
+                malformed += 1
+                continue
+            if not url.startswith(prefix):
+                other += 1
+                continue
+            key = url if url[-1] == "/" else twin_key(url)
+            if union is not None and redirect is None:
+                union.linked(key, url)
+            if not seen_add(key):
+                continue
+            meta: dict[str, Any] = {"via": "link", "found_on": page, "anchor": el}
+            if redirect is not None:
+                meta["redirect_urls"] = redirect
+            request = admit(url, next_depth, meta, records)
+            if request is not None:
+                requests.append(request)
+        account.malformed_links += malformed
+        account.other_host_links += other
+
+    def page_failed(self, failure: Failure) -> Iterator[Any]:
+        """No response: robots said no (``IgnoreRequest``), a timeout, a network error.
+        The page is recorded with the refusal the middleware set, or a minimal one."""
+        request = getattr(failure, "request", None)
+        if request is None:
+            logger.error("page request failed: %s", failure.getErrorMessage())
+            return
+        meta = request.meta
+        url = meta.get("page_url") or request.url
+        refusal = meta.get("refusal") or failure_refusal(failure)
+        rec = self._bfs_record(url, meta, meta.get("depth", 0), None)
+        if refusal.get("class") == "robots":
+            # SPEC §6: a disallowed URL is not fetched, and is listed with its rule (the
+            # rule is also in the crawl log's robots_policy.disallowed).
+            rec["flags"] = ["robots_disallowed"]
+            self.link_crawl.not_fetched["robots_disallowed"] += 1
+            self.crawler.stats.inc_value("links/not_fetched/robots_disallowed")
+            yield self._bfs_batch(url, [rec], rec["source"])
+            return
+        rec["refusal"] = refusal
+        self.link_crawl.refused(url, refusal, rec["found_on"])
+        self.crawler.stats.inc_value(f"links/refusals/{refusal.get('class')}")
+        yield self._bfs_batch(url, [rec], rec["source"])
