@@ -30,8 +30,9 @@ RECORD_FIELDS = (
     "kind",  # page | paginated | api | asset | document | media | archive
     "flags",  # ["requires_auth", ...]
     "slug",  # unique within the site, stable across re-runs
+    "score",  # the selection score (SPEC §8); its breakdown is in the crawl log
 )
-STAGE_FIELDS = ("kind", "flags", "slug")
+STAGE_FIELDS = ("kind", "flags", "slug", "score")
 BASE_FIELDS = RECORD_FIELDS[: -len(STAGE_FIELDS)]
 
 
