@@ -104,9 +104,7 @@ def run(records: list[dict], select: bool) -> float:
         parts = batches([dict(r) for r in records])
         start = time.perf_counter()
         for batch in parts:
-            totals, types, slots = rater.rate_many(batch)
-            for rec, total in zip(batch, totals, strict=True):
-                rec["score"] = total
+            totals, types, slots = rater.rate_many(batch, fetched=False, write=True)
             if select:
                 selector.offer_many(batch, totals, types, slots)
         best = min(best, time.perf_counter() - start)

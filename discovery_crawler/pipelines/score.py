@@ -69,9 +69,9 @@ class ScorePipeline(BatchStage):
         if not isinstance(item, UrlBatch) or not item.records:
             return item
         records = item.records
-        totals, types, slots = self.rater.rate_many(records)
-        for rec, total in zip(records, totals, strict=True):
-            rec["score"] = total
+        # Sitemap batches carry no fetched fields (title, links): two look-ups a URL saved.
+        fetched = item.source != "sitemap"
+        totals, types, slots = self.rater.rate_many(records, fetched, write=True)
         self.selector.sources[item.source] += len(records)
         self.selector.offer_many(records, totals, types, slots)
         self.histogram.update(totals)

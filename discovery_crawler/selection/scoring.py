@@ -48,9 +48,15 @@ from discovery_crawler.selection.checklist import (
     classify,
 )
 from discovery_crawler.selection.paths import (
+    _DAY,
+    _ISO_DATE,
+    _MONTH,
+    _YEAR,
     DEFAULT_KEYWORDS,
     MARKER_WORDS,
+    PILLAR_KEYWORDS,
     PathFacts,
+    is_marker,
     keyword_matcher,
     path_facts,
     url_path,
@@ -169,7 +175,10 @@ def score_record(rec: dict[str, Any], keywords: re.Pattern[str] = DEFAULT_KEYWOR
 # A last segment that is plain words (letter first) and none of these tokens or whole
 # segments cannot change a fact the prefix fixed; anything else takes the reference path.
 _PLAIN_LAST = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*").fullmatch
-_SPECIAL_TOKENS = FORM_WORDS | DATA_WORDS | UTILITY_WORDS | MARKER_WORDS | {"sign"}
+_SAFE_LAST = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*").fullmatch
+_SPLIT_TOKENS = re.compile(r"[-_.]").split
+_SPLIT_SEP = re.compile(r"[-_.]").search
+_SPECIAL_TOKENS = FORM_WORDS | DATA_WORDS | UTILITY_WORDS | {"sign"}
 _SPECIAL_LAST = LISTING_WORDS | MARKER_WORDS
 _VERSIONISH = re.compile(r"v\d").match
 _PRIORITY_POINTS = {p / 10: priority_points(p / 10) for p in range(11)}
@@ -178,7 +187,11 @@ _PRIORITY_POINTS.update({0.25: 1, 0.75: 3, 1: 4, 0: 0})
 # What a prefix fixes: the segment count with the last one, the points of its facts, the
 # type it forces (form, data, listing by taxonomy, marker) and whether anything below it is
 # an article (content section or dated path); the keyword (for pillar slots).
-_Prefix = tuple[int, int, str | None, bool]
+# The running state along a path: segments, keyword, first segment a content section,
+# date-like, marker, form, data, date tail (None | "year" | "ym"), last segment a taxonomy.
+_State = tuple[int, str | None, bool, bool, bool, bool, bool, str | None, bool]
+_ROOT: _State = (0, None, False, False, False, False, False, None, False)
+_Prefix = tuple[int, int, str | None, bool, _State]
 
 
 class Rater:
@@ -188,65 +201,127 @@ class Rater:
         self.keywords = keyword_matcher(keywords) if keywords is not None else DEFAULT_KEYWORDS
         self._prefixes: dict[str, _Prefix] = {}
         self._kw_search = self.keywords.search
+        words = [w.strip().lower().strip("/") for w in (keywords or PILLAR_KEYWORDS)]
+        # single-token keywords are found by a set test on the last segment's tokens; a
+        # keyword holding a separator needs the regex
+        self._kw_tokens = frozenset(w for w in words if w and not _SPLIT_SEP(w))
+        self._kw_multi = any(_SPLIT_SEP(w) for w in words if w)
 
     def _prefix(self, prefix: str) -> _Prefix:
-        facts = path_facts(prefix, self.keywords)
-        segs = facts.segments
-        n = len(segs) + 1
-        points = KEYWORD if facts.keyword is not None else 0
+        """The facts of a prefix (``a/b``, stripped, lowercased), from its parent's (cached)
+        and its last segment: a new prefix under a known one costs one segment's analysis."""
+        j = prefix.rfind("/")
+        if j < 0:
+            state = _ROOT
+        else:
+            parent = self._prefixes.get(prefix[:j])
+            state = (parent if parent is not None else self._prefix(prefix[:j]))[4]
+        state = self._extend(state, prefix[j + 1 :])
+        n_segs, keyword, content, date_like, marker, form, data, _tail, taxonomy = state
+        n = n_segs + 1
+        points = KEYWORD if keyword is not None else 0
         points += 1 if n == 2 else (3 - n if n > 3 else 0)
-        forced = None
-        if any(
-            not FORM_WORDS.isdisjoint(_tok(s)) or "sign-up" in s or "sign_up" in s for s in segs
-        ):
-            forced = "form"
-        elif any(not DATA_WORDS.isdisjoint(_tok(s)) for s in segs):
-            forced = "data"
-        elif segs[-1] in TAXONOMY_WORDS:
-            forced = "listing"
-        elif facts.marker:
-            forced = "marker"
-        if facts.date_like:
+        if date_like:
             points += DATE
-        if facts.marker:
+        if marker:
             points += MARKER
-        article = segs[0] in CONTENT_SECTIONS or facts.date_like
+        forced = (
+            "form"
+            if form
+            else "data"
+            if data
+            else "listing"
+            if taxonomy
+            else "marker"
+            if marker
+            else None
+        )
         if len(self._prefixes) >= CACHE_LIMIT:
             self._prefixes.clear()
-        info = self._prefixes[prefix] = (n, points, forced, article)
+        info = self._prefixes[prefix] = (n, points, forced, content or date_like, state)
         return info
 
+    def _extend(self, state: _State, seg: str) -> _State:
+        """The state after one more segment (the incremental form of ``path_facts``)."""
+        if not seg:
+            return state
+        n_segs, keyword, content, date_like, marker, form, data, tail, _tax = state
+        if n_segs == 0:
+            found = self._kw_search(seg)
+            keyword = found.group(1) if found is not None else None
+            content = seg in CONTENT_SECTIONS
+        toks = _SPLIT_TOKENS(seg)
+        form = form or not FORM_WORDS.isdisjoint(toks) or "sign-up" in seg or "sign_up" in seg
+        data = data or not DATA_WORDS.isdisjoint(toks)
+        if tail == "year" and len(seg) <= 2 and _MONTH.fullmatch(seg):
+            date_like, tail = True, "ym"
+        elif tail == "ym" and _DAY.fullmatch(seg):
+            tail = None
+        elif _ISO_DATE.fullmatch(seg):
+            date_like, tail = True, None
+        elif _YEAR.fullmatch(seg):
+            tail = "year"
+        else:
+            tail = None
+            marker = marker or is_marker(seg)
+        return (
+            n_segs + 1,
+            keyword,
+            content,
+            date_like,
+            marker,
+            form,
+            data,
+            tail,
+            seg in TAXONOMY_WORDS,
+        )
+
     def rate_many(
-        self, records: list[dict[str, Any]]
+        self, records: list[dict[str, Any]], fetched: bool = True, write: bool = False
     ) -> tuple[list[int], list[str], list[str | None]]:
-        """``(totals, types, slots)`` of the records, in order."""
+        """``(totals, types, slots)`` of the records, in order.
+
+        ``fetched=False`` promises no record has a ``title`` or ``links`` (sitemap batches),
+        which saves two look-ups a URL; ``write=True`` also sets each record's ``score``.
+        Records are feed records: normalized URLs, no fragment.
+        """
         totals: list[int] = []
         types: list[str] = []
         slots: list[str | None] = []
         prefixes = self._prefixes
         plain_last = _PLAIN_LAST
+        safe_last = _SAFE_LAST
+        split_tokens = _SPLIT_TOKENS
         special_tokens = _SPECIAL_TOKENS
         special_last = _SPECIAL_LAST
         versionish = _VERSIONISH
         pri_points = _PRIORITY_POINTS
         kw_search = self._kw_search
         busy = BUSY_CHANGEFREQ
+        keywords = self.keywords
+        kw_tokens = self._kw_tokens
+        kw_multi = self._kw_multi
+        form_words, data_words, utility_words = FORM_WORDS, DATA_WORDS, UTILITY_WORDS
         for rec in records:
             url = rec["url"]
-            path = url[url.find("/", 8) :].partition("?")[0].lower()
-            s = path.strip("/")
+            s = url[url.find("/", 8) :].partition("?")[0].lower().strip("/")
             i = s.rfind("/")
             last = s[i + 1 :]
+            if plain_last(last) is not None:
+                toks = last.split("-")
+            elif safe_last(last) is not None:
+                toks = split_tokens(last)
+            else:
+                toks = None
             if (
-                not s
-                or plain_last(last) is None
+                toks is None
                 or last in special_last
                 or versionish(last) is not None
-                or not special_tokens.isdisjoint(last.split("-"))
-                or rec.get("title") is not None
-                or rec.get("links") is not None
+                or (fetched and (rec.get("title") is not None or rec.get("links") is not None))
             ):
-                scored = score_record(rec, self.keywords)
+                scored = score_record(rec, keywords)
+                if write:
+                    rec["score"] = scored.total
                 totals.append(scored.total)
                 types.append(scored.type)
                 slots.append(scored.slot)
@@ -261,31 +336,49 @@ class Rater:
             flags = rec.get("flags")
             if flags and "requires_auth" in flags:
                 total += AUTH
-            words = last.count("-") + 1
+            words = len(toks)
+            if special_tokens.isdisjoint(toks):
+                last_form = last_data = utility = False
+            else:  # a form, data or utility word in the last segment (rare)
+                last_form = not form_words.isdisjoint(toks) or (
+                    "sign" in toks and ("sign-up" in last or "sign_up" in last)
+                )
+                last_data = not data_words.isdisjoint(toks)
+                utility = not utility_words.isdisjoint(toks)
             if i < 0:  # one segment
                 total += 2
-                found = kw_search(last)
+                found = kw_search(last) if kw_multi or not kw_tokens.isdisjoint(toks) else None
                 if found is not None:
                     total += KEYWORD
                 cf = rec["changefreq"]
-                if cf is not None and cf.lower() in busy:
+                if last_form:
+                    kind = slot = "form"
+                elif last_data:
+                    kind = slot = "data"
+                elif cf is not None and cf.lower() in busy:
                     kind = slot = "listing"
-                    total += CHECKLIST_HIT
                 elif found is not None:
                     kind, slot = "pillar", "pillar:" + found.group(1)
                 elif words >= 3:
                     kind = slot = "article"
-                    total += CHECKLIST_HIT
+                elif utility:
+                    kind, slot = GENERIC, None
                 else:
                     kind, slot = "pillar", "pillar:section"
+                if kind in BONUS_TYPES:
+                    total += CHECKLIST_HIT
             else:
                 prefix = s[:i]
                 info = prefixes.get(prefix)
                 if info is None:
                     info = self._prefix(prefix)
-                n, points, forced, article = info
+                n, points, forced, article, state = info
                 total += points
-                if forced is not None and forced != "marker":
+                if last_form or state[5]:
+                    kind = slot = "form"
+                elif last_data or state[6]:
+                    kind = slot = "data"
+                elif forced is not None and forced != "marker":
                     kind = slot = forced
                 else:
                     cf = rec["changefreq"] if n == 2 else None
@@ -302,11 +395,9 @@ class Rater:
                     slot = None if kind is GENERIC else kind
                 if slot is not None:
                     total += CHECKLIST_HIT
+            if write:
+                rec["score"] = total
             totals.append(total)
             types.append(kind)
             slots.append(slot)
         return totals, types, slots
-
-
-def _tok(segment: str) -> list[str]:
-    return re.split(r"[-_.]", segment)
