@@ -38,8 +38,9 @@ RECORD_FIELDS = (
     "kind",  # page | paginated | api | asset | document | media | archive
     "flags",  # ["requires_auth", ...]
     "slug",  # unique within the site, stable across re-runs
+    "score",  # the selection score (SPEC §8); its breakdown is in the crawl log
 )
-STAGE_FIELDS = ("kind", "flags", "slug")
+STAGE_FIELDS = ("kind", "flags", "slug", "score")
 CRAWL_FIELDS = ("via", "found_on", "anchor", "depth", "title", "status", "refusal")
 BASE_FIELDS = tuple(f for f in RECORD_FIELDS if f not in STAGE_FIELDS + CRAWL_FIELDS)
 

@@ -68,6 +68,7 @@ class RunRecord:
         # The robots middleware's summary (policies by origin, disallowed URLs with rule).
         self.robots_summary: Any = None  # middlewares/robots.RobotsSummary, when it ran
         self.refusals: Any = None  # refusals.RefusalSummary, set by the refusal middleware
+        self.selection: Any = None  # selection.selector.Selection, set by the score stage
         self.attempts: dict[str, SitemapAttempt] = {}
         self.sitemaps_pending = 0
         self.sitemaps_done = 0
@@ -177,5 +178,6 @@ class RunRecord:
             },
             "refusals": self.refusals.as_dict() if self.refusals is not None else None,
             "throttle": self.throttle.as_dict() if self.throttle is not None else None,
+            "selection": self.selection.as_dict() if self.selection is not None else None,
             "warnings": self.warnings,
         }

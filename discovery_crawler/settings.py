@@ -30,6 +30,7 @@ ITEM_PIPELINES = {
     "discovery_crawler.pipelines.dedup.DedupPipeline": 200,
     "discovery_crawler.pipelines.filter.FilterPipeline": 300,
     "discovery_crawler.pipelines.junk.JunkFilterPipeline": 400,
+    "discovery_crawler.pipelines.score.ScorePipeline": 500,
     "discovery_crawler.pipelines.slug.SlugPipeline": 600,
     "discovery_crawler.pipelines.crawl_log.CrawlLogPipeline": 900,
 }
@@ -95,3 +96,8 @@ PREVIEW_ENABLED = False
 # response (an asyncio.Queue): at the default of 100 that held ~600k URLs in memory on a
 # 1M-URL walk (measured: 357 MB peak RSS against 150 MB with this setting).
 CONCURRENT_ITEMS = 1
+
+# --- Selection (SPEC §8): scoring and selection under a cap -------------------------------
+# SELECTION_CAP (above) is the default cap; 0 = keep everything. -a cap/all/pages/single win.
+SELECTION_PILLAR_KEYWORDS: list[str] = []  # extra IA-pillar keywords (localized: "chi-siamo")
+SELECTION_CUT_LISTED = 100  # cut URLs listed in the crawl log, best first (count is exact)

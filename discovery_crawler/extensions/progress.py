@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from scrapy import Spider, signals
 from scrapy.utils.asyncio import create_looping_call
 
+from discovery_crawler.selection.summary import selection_lines
+
 if TYPE_CHECKING:
     from typing import Self
 
@@ -106,6 +108,7 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
         lines.append(
             f"Kept but flagged requires_auth (not crawled): {record.requires_auth.count:,}"
         )
+    lines.extend(selection_lines(record))
     for limit in record.limits.values():
         details = ", ".join(f"{k}={v}" for k, v in limit.items() if k != "limit")
         lines.append(f"Limit bound: {limit['limit']} ({details})")

@@ -88,13 +88,15 @@ def json_lines(records: list[dict[str, Any]]) -> str:
         kind = rec.get("kind")
         flags = rec.get("flags")
         slug = rec.get("slug")
-        if kind is None and flags is None and slug is None:
+        score = rec.get("score")
+        if kind is None and flags is None and slug is None and score is None:
             tail = _NO_TAIL  # the URL stages are off: their fields do not exist yet
         else:
             tail = (
                 f', "kind": {enc(kind) if kind is not None else "null"}, '
                 f'"flags": {_dumps(flags) if flags is not None else "null"}, '
-                f'"slug": {enc(slug) if slug is not None else "null"}}}'
+                f'"slug": {enc(slug) if slug is not None else "null"}, '
+                f'"score": {score if score.__class__ is int else _number(score)}}}'
             )
         if "via" in rec:  # a link-crawl record: citation and fetch fields
             tail = (
@@ -149,7 +151,7 @@ def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> di
         earlier = obj.get("sources") or []
         written = obj
         obj = json.loads(json_line(upgrade))
-        for later_stage in ("kind", "flags", "slug"):  # set after dedup, on the line written
+        for later_stage in ("kind", "flags", "slug", "score"):  # set after dedup, on the line
             if obj.get(later_stage) is None:
                 obj[later_stage] = written.get(later_stage)
         _merge_sources(obj, earlier)
@@ -305,13 +307,15 @@ def _csv_row(r: dict[str, Any]) -> tuple[Any, ...]:
         r.get("kind") or "",
         _cell(r.get("flags")),
         r.get("slug") or "",
+        _cell(r.get("score")),
     )
 
 
 def _csv_record(row: list[str]) -> dict[str, Any]:
     """A CSV row back to a record (for the end-of-run patch; numbers stay text)."""
     (url, source, sitemap, sources, lastmod, priority, changefreq, alternates) = row[:8]
-    via, found_on, anchor, depth, title, status, refusal, kind, flags, slug = row[8:]
+    via, found_on, anchor, depth, title, status, refusal, kind, flags, slug = row[8:18]
+    score = row[18] if len(row) > 18 else ""
     crawl = {}
     if via:
         crawl = {
@@ -336,6 +340,7 @@ def _csv_record(row: list[str]) -> dict[str, Any]:
         "kind": kind or None,
         "flags": json.loads(flags) if flags else None,
         "slug": slug or None,
+        "score": int(score) if score.lstrip("-").isdigit() else (score or None),
     }
 
 

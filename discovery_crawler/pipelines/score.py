@@ -1,0 +1,117 @@
+"""Score stage (SPEC §8): every URL gets its score in the feed; the selector keeps the few
+pages that best cover the site's templates under the cap — streaming, in bounded memory.
+
+Runs after the junk filter and before the slug stage (SPEC §2 order), so identity is the
+URL. The selector holds references to the record dicts it may keep; the slug stage writes
+``slug`` into those same dicts later in the batch's pass, so the kept list has slugs when
+the spider closes.
+
+At close the selection goes to ``record.selection`` (``selection.selector.Selection``):
+the crawl log's ``selection`` (cap, cap_source, kept, cut, templates, scores, warnings) and
+the summary's "Selecting …" lines. Stats: ``selection/candidates``, ``selection/kept``,
+``selection/cut``, ``selection/templates``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from scrapy.settings import SETTINGS_PRIORITIES
+
+from discovery_crawler.items import UrlBatch
+from discovery_crawler.pipelines.base import BatchStage
+from discovery_crawler.run_record import CappedList
+from discovery_crawler.selection.paths import PILLAR_KEYWORDS
+from discovery_crawler.selection.scoring import RULES, Rater, score_record
+from discovery_crawler.selection.selector import Selector, plan_selection
+from discovery_crawler.urls.normalize import twin_key
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+
+def cap_setting_source(settings: BaseSettings) -> str:
+    """Where SELECTION_CAP came from: ``default`` (settings.py), ``profile`` or
+    ``argument`` (``-s SELECTION_CAP=N`` on the command line)."""
+    priority = settings.getpriority("SELECTION_CAP") or 0
+    if priority <= SETTINGS_PRIORITIES["project"]:
+        return "default"
+    if priority <= SETTINGS_PRIORITIES["spider"]:
+        return "profile"
+    return "argument"
+
+
+class ScorePipeline(BatchStage):
+    """Scores each batch, writes ``score`` into each record, feeds the selector."""
+
+    def open_spider(self) -> None:
+        super().open_spider()
+        settings = self.crawler.settings
+        extra = tuple(settings.getlist("SELECTION_PILLAR_KEYWORDS"))
+        self.rater = Rater(PILLAR_KEYWORDS + extra)
+        opts = self.options
+        self.plan = plan_selection(
+            cap=opts.cap,
+            all_pages=opts.all,
+            pages=opts.pages,
+            single=opts.single,
+            setting_cap=settings.getint("SELECTION_CAP"),
+            setting_source=cap_setting_source(settings),
+        )
+        self.selector = Selector(
+            self.plan, settings.getint("SELECTION_CUT_LISTED"), self.rater.keywords
+        )
+        self.listed = CappedList(self.record.list_cap)  # the first URLs, with breakdowns
+        self.histogram: Counter[int] = Counter()
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, UrlBatch) or not item.records:
+            return item
+        records = item.records
+        # Sitemap batches carry no fetched fields (title, links): two look-ups a URL saved.
+        fetched = item.source != "sitemap"
+        totals, types, slots = self.rater.rate_many(records, fetched, write=True)
+        self.selector.sources[item.source] += len(records)
+        self.selector.offer_many(records, totals, types, slots)
+        self.histogram.update(totals)
+        listed = self.listed
+        room = listed.cap - len(listed.items)
+        if room > 0:
+            listed.items.extend(records[:room])
+        listed.count += len(records)
+        self.stats.inc_value("selection/scored", len(records))
+        return item
+
+    def close_spider(self) -> None:
+        selection = self.selector.result()
+        keywords = self.rater.keywords
+        selection.scores = {
+            "rules": [{"rule": r, "points": p, "means": m} for r, p, m in RULES],
+            "count": self.listed.count,
+            "listed": len(self.listed.items),
+            "items": [
+                {"url": rec["url"], "score": s.total, "breakdown": s.breakdown_list()}
+                for rec in self.listed.items
+                for s in (score_record(rec, keywords),)
+            ],
+            "totals": {str(k): v for k, v in sorted(self.histogram.items(), reverse=True)},
+        }
+        self.listed.items = []
+        record = self.record
+        # A /foo later listed as /foo/ (or an alternate later listed as a <loc>) shows in the
+        # feed in its final form; the selection names it the same way.
+        upgrades = getattr(record.seen, "upgrades", None)
+        if upgrades:
+            for c in (*selection.kept, *selection.cut):
+                upgrade = upgrades.get(hash(twin_key(c.url)) or 1)
+                if upgrade is not None:
+                    c.url = upgrade["url"]
+        record.selection = selection
+        for warning in selection.warnings:
+            record.warn(warning)
+        stats = self.stats
+        stats.set_value("selection/candidates", selection.candidates)
+        stats.set_value("selection/kept", selection.kept_count)
+        stats.set_value("selection/cut", selection.cut_count)
+        stats.set_value("selection/templates", len(selection.templates))

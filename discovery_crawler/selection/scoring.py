@@ -1,0 +1,403 @@
+"""Scoring (SPEC §8, pass 2): every URL's total is the sum of a small table of rules, and
+the breakdown says which rules gave what, so a user can see why a page was kept or cut.
+
+| rule | points |
+|---|---|
+| ``home`` | +10 |
+| ``pillar_keyword`` — an IA-pillar keyword in the first segment | +5 |
+| ``sitemap_priority`` — priority p in [0, 1] | +round(4·p) |
+| ``shallow_path`` — 1 segment / 2 segments | +2 / +1 |
+| ``extra_depth`` — each segment beyond 3 | −1 each |
+| ``date_archive`` — /2023/06/, /2023-06-23/ | −3 |
+| ``version_marker`` — /v2/, /new/, /old/, /beta/, /2/, /feed/ | −4 |
+| ``auth_walled`` — flags hold requires_auth | −10 |
+| ``checklist`` — a page type of the checklist (article, listing, form, data, subsection) | +8 |
+
+So ``/about`` scores 7 (keyword 5 + shallow 2). Home and pillars are checklist types too,
+but score through their own rules (``checklist.BONUS_TYPES``). Each rule counts once per
+URL. A priority that is not a number in [0, 1] scores nothing.
+
+``score_url`` / ``score_record`` are the reference: readable, one URL at a time, with the
+breakdown. ``Rater.rate_many`` is what the pipeline runs on every batch: totals and types
+only (breakdowns are rebuilt with the reference for the few URLs the crawl log lists), with
+the facts of each path *prefix* (everything before the last segment) cached, because in a
+sitemap thousands of URLs share a prefix (``/blog/``, ``/docs/guide/``). A last segment that
+could change a fact (digits first, a marker, a listing or form word…) and fetched records
+(title, links) take the reference path. A property test checks both agree.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from discovery_crawler.selection.checklist import (
+    BONUS_TYPES,
+    BUSY_CHANGEFREQ,
+    CONTENT_SECTIONS,
+    DATA_WORDS,
+    FORM_WORDS,
+    GENERIC,
+    LISTING_WORDS,
+    TAXONOMY_WORDS,
+    UTILITY_WORDS,
+    PageType,
+    classify,
+)
+from discovery_crawler.selection.paths import (
+    _DAY,
+    _ISO_DATE,
+    _MONTH,
+    _YEAR,
+    DEFAULT_KEYWORDS,
+    MARKER_WORDS,
+    PILLAR_KEYWORDS,
+    PathFacts,
+    is_marker,
+    keyword_matcher,
+    path_facts,
+    url_path,
+)
+
+# (rule, points, what it means) — the table above, as the crawl log lists it.
+RULES: tuple[tuple[str, str, str], ...] = (
+    ("home", "+10", "the root path"),
+    ("pillar_keyword", "+5", "an IA-pillar keyword in the first segment"),
+    ("sitemap_priority", "+round(4*p)", "sitemap priority p in [0, 1]"),
+    ("shallow_path", "+2 / +1", "1 segment / 2 segments"),
+    ("extra_depth", "-1 each", "each segment beyond 3"),
+    ("date_archive", "-3", "date-like archive (/2023/06/, /2023-06-23/)"),
+    ("version_marker", "-4", "version/test marker (/v2/, /new/, /old/, /beta/, /2/, /feed/)"),
+    ("auth_walled", "-10", "flags hold requires_auth"),
+    ("checklist", "+8", "page-type checklist hit (article, listing, form, data, subsection)"),
+)
+HOME, KEYWORD, DATE, MARKER, AUTH, CHECKLIST_HIT = 10, 5, -3, -4, -10, 8
+CACHE_LIMIT = 50_000  # prefixes remembered; cleared when full (memory stays bounded)
+
+
+def priority_points(priority: Any) -> int:
+    """+round(4·p) for a sitemap priority p in [0, 1]; nothing for anything else."""
+    if priority is None or priority.__class__ is bool:
+        return 0
+    if isinstance(priority, str):
+        try:
+            priority = float(priority)
+        except ValueError:
+            return 0
+    if not isinstance(priority, (int, float)) or math.isnan(priority):
+        return 0
+    if not 0 <= priority <= 1:
+        return 0
+    return round(4 * priority)
+
+
+def _auth(flags: Any) -> bool:
+    return bool(flags) and "requires_auth" in flags
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A URL's total, its breakdown ([rule, points], table order) and its page type."""
+
+    total: int
+    breakdown: tuple[tuple[str, int], ...]
+    type: str
+    slot: str | None
+
+    def breakdown_list(self) -> list[list[Any]]:
+        return [[rule, points] for rule, points in self.breakdown]
+
+
+def breakdown(
+    facts: PathFacts, priority: Any, flags: Any, page: PageType
+) -> tuple[tuple[str, int], ...]:
+    """The rules that gave points to a URL, in table order (zeros left out)."""
+    parts: list[tuple[str, int]] = []
+    n = facts.depth
+    if n == 0:
+        parts.append(("home", HOME))
+    if facts.keyword is not None:
+        parts.append(("pillar_keyword", KEYWORD))
+    points = priority_points(priority)
+    if points:
+        parts.append(("sitemap_priority", points))
+    if n in (1, 2):
+        parts.append(("shallow_path", 3 - n))
+    if n > 3:
+        parts.append(("extra_depth", 3 - n))
+    if facts.date_like:
+        parts.append(("date_archive", DATE))
+    if facts.marker:
+        parts.append(("version_marker", MARKER))
+    if _auth(flags):
+        parts.append(("auth_walled", AUTH))
+    if page.type in BONUS_TYPES:
+        parts.append(("checklist", CHECKLIST_HIT))
+    return tuple(parts)
+
+
+def score_url(
+    url: str,
+    priority: Any = None,
+    flags: Any = None,
+    changefreq: str | None = None,
+    title: str | None = None,
+    links: int | None = None,
+    keywords: re.Pattern[str] = DEFAULT_KEYWORDS,
+) -> Scored:
+    """Score one URL (or path) with its breakdown and page type: the reference."""
+    facts = path_facts(url_path(url), keywords)
+    if links is not None and links.__class__ is not int:
+        links = None
+    page = classify(facts, changefreq, title, links)
+    parts = breakdown(facts, priority, flags, page)
+    return Scored(sum(p for _, p in parts), parts, page.type, page.slot)
+
+
+def score_record(rec: dict[str, Any], keywords: re.Pattern[str] = DEFAULT_KEYWORDS) -> Scored:
+    """Score a feed record (url, priority, flags, changefreq, title, links)."""
+    return score_url(
+        rec["url"],
+        rec.get("priority"),
+        rec.get("flags"),
+        rec.get("changefreq"),
+        rec.get("title"),
+        rec.get("links"),
+        keywords,
+    )
+
+
+# -- the batch fast path -------------------------------------------------------------------
+
+# A last segment that is plain words (letter first) and none of these tokens or whole
+# segments cannot change a fact the prefix fixed; anything else takes the reference path.
+_PLAIN_LAST = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*").fullmatch
+_SAFE_LAST = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*").fullmatch
+_SPLIT_TOKENS = re.compile(r"[-_.]").split
+_SPLIT_SEP = re.compile(r"[-_.]").search
+_SPECIAL_TOKENS = FORM_WORDS | DATA_WORDS | UTILITY_WORDS | {"sign"}
+_SPECIAL_LAST = LISTING_WORDS | MARKER_WORDS
+_VERSIONISH = re.compile(r"v\d").match
+_PRIORITY_POINTS = {p / 10: priority_points(p / 10) for p in range(11)}
+_PRIORITY_POINTS.update({0.25: 1, 0.75: 3, 1: 4, 0: 0})
+
+# What a prefix fixes: the segment count with the last one, the points of its facts, the
+# type it forces (form, data, listing by taxonomy, marker) and whether anything below it is
+# an article (content section or dated path); the keyword (for pillar slots).
+# The running state along a path: segments, keyword, first segment a content section,
+# date-like, marker, form, data, date tail (None | "year" | "ym"), last segment a taxonomy.
+_State = tuple[int, str | None, bool, bool, bool, bool, bool, str | None, bool]
+_ROOT: _State = (0, None, False, False, False, False, False, None, False)
+_Prefix = tuple[int, int, str | None, bool, _State]
+
+
+class Rater:
+    """Totals, page types and slots of a batch of records (the pipeline's hot path)."""
+
+    def __init__(self, keywords: Iterable[str] | None = None):
+        self.keywords = keyword_matcher(keywords) if keywords is not None else DEFAULT_KEYWORDS
+        self._prefixes: dict[str, _Prefix] = {}
+        self._kw_search = self.keywords.search
+        words = [w.strip().lower().strip("/") for w in (keywords or PILLAR_KEYWORDS)]
+        # single-token keywords are found by a set test on the last segment's tokens; a
+        # keyword holding a separator needs the regex
+        self._kw_tokens = frozenset(w for w in words if w and not _SPLIT_SEP(w))
+        self._kw_multi = any(_SPLIT_SEP(w) for w in words if w)
+
+    def _prefix(self, prefix: str) -> _Prefix:
+        """The facts of a prefix (``a/b``, stripped, lowercased), from its parent's (cached)
+        and its last segment: a new prefix under a known one costs one segment's analysis."""
+        j = prefix.rfind("/")
+        if j < 0:
+            state = _ROOT
+        else:
+            parent = self._prefixes.get(prefix[:j])
+            state = (parent if parent is not None else self._prefix(prefix[:j]))[4]
+        state = self._extend(state, prefix[j + 1 :])
+        n_segs, keyword, content, date_like, marker, form, data, _tail, taxonomy = state
+        n = n_segs + 1
+        points = KEYWORD if keyword is not None else 0
+        points += 1 if n == 2 else (3 - n if n > 3 else 0)
+        if date_like:
+            points += DATE
+        if marker:
+            points += MARKER
+        forced = (
+            "form"
+            if form
+            else "data"
+            if data
+            else "listing"
+            if taxonomy
+            else "marker"
+            if marker
+            else None
+        )
+        if len(self._prefixes) >= CACHE_LIMIT:
+            self._prefixes.clear()
+        info = self._prefixes[prefix] = (n, points, forced, content or date_like, state)
+        return info
+
+    def _extend(self, state: _State, seg: str) -> _State:
+        """The state after one more segment (the incremental form of ``path_facts``)."""
+        if not seg:
+            return state
+        n_segs, keyword, content, date_like, marker, form, data, tail, _tax = state
+        if n_segs == 0:
+            found = self._kw_search(seg)
+            keyword = found.group(1) if found is not None else None
+            content = seg in CONTENT_SECTIONS
+        toks = _SPLIT_TOKENS(seg)
+        form = form or not FORM_WORDS.isdisjoint(toks) or "sign-up" in seg or "sign_up" in seg
+        data = data or not DATA_WORDS.isdisjoint(toks)
+        if tail == "year" and len(seg) <= 2 and _MONTH.fullmatch(seg):
+            date_like, tail = True, "ym"
+        elif tail == "ym" and _DAY.fullmatch(seg):
+            tail = None
+        elif _ISO_DATE.fullmatch(seg):
+            date_like, tail = True, None
+        elif _YEAR.fullmatch(seg):
+            tail = "year"
+        else:
+            tail = None
+            marker = marker or is_marker(seg)
+        return (
+            n_segs + 1,
+            keyword,
+            content,
+            date_like,
+            marker,
+            form,
+            data,
+            tail,
+            seg in TAXONOMY_WORDS,
+        )
+
+    def rate_many(
+        self, records: list[dict[str, Any]], fetched: bool = True, write: bool = False
+    ) -> tuple[list[int], list[str], list[str | None]]:
+        """``(totals, types, slots)`` of the records, in order.
+
+        ``fetched=False`` promises no record has a ``title`` or ``links`` (sitemap batches),
+        which saves two look-ups a URL; ``write=True`` also sets each record's ``score``.
+        Records are feed records: normalized URLs, no fragment.
+        """
+        totals: list[int] = []
+        types: list[str] = []
+        slots: list[str | None] = []
+        prefixes = self._prefixes
+        plain_last = _PLAIN_LAST
+        safe_last = _SAFE_LAST
+        split_tokens = _SPLIT_TOKENS
+        special_tokens = _SPECIAL_TOKENS
+        special_last = _SPECIAL_LAST
+        versionish = _VERSIONISH
+        pri_points = _PRIORITY_POINTS
+        kw_search = self._kw_search
+        busy = BUSY_CHANGEFREQ
+        keywords = self.keywords
+        kw_tokens = self._kw_tokens
+        kw_multi = self._kw_multi
+        form_words, data_words, utility_words = FORM_WORDS, DATA_WORDS, UTILITY_WORDS
+        for rec in records:
+            url = rec["url"]
+            s = url[url.find("/", 8) :].partition("?")[0].lower().strip("/")
+            i = s.rfind("/")
+            last = s[i + 1 :]
+            if plain_last(last) is not None:
+                toks = last.split("-")
+            elif safe_last(last) is not None:
+                toks = split_tokens(last)
+            else:
+                toks = None
+            if (
+                toks is None
+                or last in special_last
+                or versionish(last) is not None
+                or (fetched and (rec.get("title") is not None or rec.get("links") is not None))
+            ):
+                scored = score_record(rec, keywords)
+                if write:
+                    rec["score"] = scored.total
+                totals.append(scored.total)
+                types.append(scored.type)
+                slots.append(scored.slot)
+                continue
+            p = rec["priority"]
+            if p is None:
+                total = 0
+            else:
+                total = pri_points.get(p) if p.__class__ is float else None
+                if total is None:
+                    total = priority_points(p)
+            flags = rec.get("flags")
+            if flags and "requires_auth" in flags:
+                total += AUTH
+            words = len(toks)
+            if special_tokens.isdisjoint(toks):
+                last_form = last_data = utility = False
+            else:  # a form, data or utility word in the last segment (rare)
+                last_form = not form_words.isdisjoint(toks) or (
+                    "sign" in toks and ("sign-up" in last or "sign_up" in last)
+                )
+                last_data = not data_words.isdisjoint(toks)
+                utility = not utility_words.isdisjoint(toks)
+            if i < 0:  # one segment
+                total += 2
+                found = kw_search(last) if kw_multi or not kw_tokens.isdisjoint(toks) else None
+                if found is not None:
+                    total += KEYWORD
+                cf = rec["changefreq"]
+                if last_form:
+                    kind = slot = "form"
+                elif last_data:
+                    kind = slot = "data"
+                elif cf is not None and cf.lower() in busy:
+                    kind = slot = "listing"
+                elif found is not None:
+                    kind, slot = "pillar", "pillar:" + found.group(1)
+                elif words >= 3:
+                    kind = slot = "article"
+                elif utility:
+                    kind, slot = GENERIC, None
+                else:
+                    kind, slot = "pillar", "pillar:section"
+                if kind in BONUS_TYPES:
+                    total += CHECKLIST_HIT
+            else:
+                prefix = s[:i]
+                info = prefixes.get(prefix)
+                if info is None:
+                    info = self._prefix(prefix)
+                n, points, forced, article, state = info
+                total += points
+                if last_form or state[5]:
+                    kind = slot = "form"
+                elif last_data or state[6]:
+                    kind = slot = "data"
+                elif forced is not None and forced != "marker":
+                    kind = slot = forced
+                else:
+                    cf = rec["changefreq"] if n == 2 else None
+                    if cf is not None and cf.lower() in busy:
+                        kind = "listing"
+                    elif forced is not None:  # a marker
+                        kind = GENERIC
+                    elif words >= 3 or article:
+                        kind = "article"
+                    elif n == 2:
+                        kind = "subsection"
+                    else:
+                        kind = GENERIC
+                    slot = None if kind is GENERIC else kind
+                if slot is not None:
+                    total += CHECKLIST_HIT
+            if write:
+                rec["score"] = total
+            totals.append(total)
+            types.append(kind)
+            slots.append(slot)
+        return totals, types, slots
