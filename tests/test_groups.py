@@ -148,6 +148,8 @@ def test_segment_shapes():
         "page.html": "{slug}.html",
         "v1.2": "{slug}",
         "Hello World": "{other}",
+        "%E3%83%86%E3%82%B9%E3%83%88/": "{slug}/",
+        "Hello-World": "{slug}",
         "": "{empty}",
     }
     assert {k: segment_shape(k) for k in cases} == cases

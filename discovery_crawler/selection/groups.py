@@ -19,7 +19,8 @@ seen), a member count, the dominant ``shape`` of its members' last segment, a
 
 A shape is the last segment with its text replaced by a class: ``{n}`` (digits),
 ``{date}`` (``2024-05-01``, ``20240501``), ``{id}`` (hex or UUID, 8+ characters),
-``{slug}`` (lowercase words and digits with ``-``/``_``), ``{other}``; a file extension
+``{slug}`` (words and digits, percent-encoded UTF-8 included, joined by ``-``, ``_``,
+``.``, ``+``, ``~``), ``{other}``; a file extension
 and a trailing slash are kept (``{slug}.html``, ``{n}/``). It is taken from the first
 ``samples`` members only.
 
@@ -47,7 +48,7 @@ _DATE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?|(?:19|20)\d{6}")
 _ID = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?=[a-f]*\d)[0-9a-f]{8,}"
 )
-_SLUG = re.compile(r"[a-z0-9]+(?:[-_.+][a-z0-9]+)*")
+_SLUG = re.compile(r"(?:[a-z0-9]|%[0-9a-f]{2})+(?:[-_.+~](?:[a-z0-9]|%[0-9a-f]{2})+)*")
 _EXTENSION = re.compile(r"(.+)(\.[A-Za-z0-9]{1,5})")
 
 
@@ -67,7 +68,7 @@ def segment_shape(segment: str) -> str:
         shape = "{date}"
     elif _ID.fullmatch(text.lower()):
         shape = "{id}"
-    elif _SLUG.fullmatch(text):
+    elif _SLUG.fullmatch(text.lower()):
         shape = "{slug}"
     else:
         shape = "{other}"
