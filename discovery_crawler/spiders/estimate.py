@@ -124,8 +124,8 @@ class EstimateSpider(Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         if not settings.frozen:
+            # The profile's HOST_INTERVAL paces these requests too (the host throttle).
             settings.setdict(load_profile(spider.options["profile"]), priority="spider")
-            settings.set("DOWNLOAD_DELAY", settings.getfloat("HOST_INTERVAL"), priority="spider")
         return spider
 
     # -- requests -----------------------------------------------------------------------
