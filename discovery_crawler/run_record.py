@@ -69,6 +69,8 @@ class RunRecord:
         self.robots_summary: Any = None  # middlewares/robots.RobotsSummary, when it ran
         self.refusals: Any = None  # refusals.RefusalSummary, set by the refusal middleware
         self.selection: Any = None  # selection.selector.Selection, set by the score stage
+        self.groups: Any = None  # selection.groups.Groups, set by pipelines/groups.py
+        self.tree: Any = None  # selection.tree.PathTree, set by pipelines/groups.py
         self.attempts: dict[str, SitemapAttempt] = {}
         self.sitemaps_pending = 0
         self.sitemaps_done = 0
@@ -179,5 +181,7 @@ class RunRecord:
             "refusals": self.refusals.as_dict() if self.refusals is not None else None,
             "throttle": self.throttle.as_dict() if self.throttle is not None else None,
             "selection": self.selection.as_dict() if self.selection is not None else None,
+            "groups": self.groups.as_dict(self.list_cap) if self.groups is not None else None,
+            "tree": self.tree.as_dict() if self.tree is not None else None,
             "warnings": self.warnings,
         }

@@ -32,6 +32,7 @@ ITEM_PIPELINES = {
     "discovery_crawler.pipelines.junk.JunkFilterPipeline": 400,
     "discovery_crawler.pipelines.score.ScorePipeline": 500,
     "discovery_crawler.pipelines.slug.SlugPipeline": 600,
+    "discovery_crawler.pipelines.groups.GroupsPipeline": 700,
     "discovery_crawler.pipelines.crawl_log.CrawlLogPipeline": 900,
 }
 DOWNLOADER_MIDDLEWARES = {
@@ -101,3 +102,18 @@ CONCURRENT_ITEMS = 1
 # SELECTION_CAP (above) is the default cap; 0 = keep everything. -a cap/all/pages/single win.
 SELECTION_PILLAR_KEYWORDS: list[str] = []  # extra IA-pillar keywords (localized: "chi-siamo")
 SELECTION_CUT_LISTED = 100  # cut URLs listed in the crawl log, best first (count is exact)
+
+# Groups and the path tree (SPEC §9, pipelines/groups.py): memory grows with the number of
+# groups and nodes, never with URLs; counts stay exact (what has no entry of its own is
+# counted in "other" / a "…" node / untracked_urls).
+GROUPS_ENABLED = True
+PATH_GROUPS_MAX = 1_000  # path groups (first path segment) kept; later ones count in "other"
+PARENT_GROUPS_MAX = 5_000  # parent groups (exact parent path) kept; later ones untracked
+GROUP_SAMPLES = 10  # sample URLs per path group; members sampled for a parent group's shape
+GROUP_MIN_SIZE = 3  # path groups under this many URLs merge into "other"
+TREE_MAX_CHILDREN = 200  # children per path-tree node; the rest counted in its "…" entry
+TREE_MAX_DEPTH = 8  # path segments deep with nodes of their own
+TREE_MAX_NODES = 5_000  # nodes in the whole path tree
+
+# Scope estimate (`scrapy crawl estimate`, SPEC §9).
+ESTIMATE_URLS_PER_SECOND = 100_000  # URLs/s a discover walk processes (expected duration)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from scrapy import Spider, signals
 from scrapy.utils.asyncio import create_looping_call
 
+from discovery_crawler.selection.groups import groups_lines
 from discovery_crawler.selection.summary import selection_lines
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
         )
     if record.junk.count:
         lines.append(junk_line(record))
+    lines.extend(groups_lines(record))
     if record.requires_auth.count:
         lines.append(
             f"Kept but flagged requires_auth (not crawled): {record.requires_auth.count:,}"

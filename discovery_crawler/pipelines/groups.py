@@ -1,0 +1,99 @@
+"""Groups stage (SPEC §9): feeds each batch of kept URLs to the path groups, parent groups
+and path tree (``selection/groups.py``, ``selection/tree.py``; pure, streaming).
+
+Sits after slug and before the crawl log, so it sees the inventory as written. The
+structures hang on the run record (``record.groups``, ``record.tree``) for the crawl log
+(``runs[].groups``, ``runs[].tree``), the summary line (``Groups (7): blog 120, …``) and
+the report. Counts go to stats when the spider closes: ``groups/path``, ``groups/parent``,
+``groups/tree_nodes``. A spider without a run record still gets the stage (the structures
+stay on the pipeline instance).
+"""
+
+from __future__ import annotations
+
+import logging
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import NotConfigured
+
+from discovery_crawler.items import UrlBatch
+from discovery_crawler.pipelines.base import BatchStage
+from discovery_crawler.selection.groups import Groups
+from discovery_crawler.selection.parents import split_many
+from discovery_crawler.selection.tree import PathTree
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+_URL = itemgetter("url")
+_KIND = itemgetter("kind")
+_SOURCE = itemgetter("source")
+
+
+def columns(
+    records: list[dict[str, Any]],
+) -> tuple[list[str], list[Any], list[Any], list[Any]]:
+    """(urls, kinds, sources, statuses) of a batch of records; a status is None for a URL
+    that was not fetched (``listed`` in the tree)."""
+    urls = list(map(_URL, records))
+    try:
+        kinds = list(map(_KIND, records))
+    except KeyError:  # the filter stage is off
+        kinds = [rec.get("kind") for rec in records]
+    try:
+        sources = list(map(_SOURCE, records))
+    except KeyError:
+        sources = [rec.get("source") for rec in records]
+    statuses = [rec.get("status") for rec in records]
+    return urls, kinds, sources, statuses
+
+
+class GroupsPipeline(BatchStage):
+    """Path groups, parent groups and the path tree of the kept URLs."""
+
+    def __init__(self, crawler: Crawler):
+        super().__init__(crawler)
+        settings = crawler.settings
+        if not settings.getbool("GROUPS_ENABLED", True):
+            raise NotConfigured("GROUPS_ENABLED is off")
+        self.groups = Groups(
+            path_groups_max=settings.getint("PATH_GROUPS_MAX", 1_000),
+            parent_groups_max=settings.getint("PARENT_GROUPS_MAX", 5_000),
+            samples=settings.getint("GROUP_SAMPLES", 10),
+            min_size=settings.getint("GROUP_MIN_SIZE", 3),
+        )
+        self.tree = PathTree(
+            max_children=settings.getint("TREE_MAX_CHILDREN", 200),
+            max_depth=settings.getint("TREE_MAX_DEPTH", 8),
+            max_nodes=settings.getint("TREE_MAX_NODES", 5_000),
+        )
+        self.errors = 0
+
+    def open_spider(self) -> None:
+        record = getattr(self.crawler.spider, "record", None)
+        if record is not None:
+            record.groups = self.groups
+            record.tree = self.tree
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, UrlBatch) or not item.records:
+            return item
+        try:
+            urls, kinds, sources, statuses = columns(item.records)
+            split = split_many(urls)
+            self.groups.add_many(urls, split=split)
+            self.tree.add_many(urls, kinds, sources, statuses, split=split)
+        except Exception as exc:  # grouping is a report: never lose the batch over it
+            self.errors += 1
+            self.stats.inc_value("groups/errors")
+            if self.errors == 1:
+                logger.error("groups: batch from %s not grouped: %r", item.document, exc)
+        return item
+
+    def close_spider(self) -> None:
+        self.stats.set_value("groups/path", len(self.groups.path_groups()))
+        self.stats.set_value("groups/parent", len(self.groups.parents))
+        self.stats.set_value("groups/tree_nodes", self.tree.nodes)

@@ -1,0 +1,56 @@
+"""Where a URL sits in its site's path hierarchy, a batch at a time.
+
+Groups and the path tree both ask one question per URL — "what is its parent path?" — so
+it is answered once per batch here, in list comprehensions over C-level string methods
+(``str.rfind``, slicing): a Python-level loop per URL would cost more than the rest of
+the grouping together. Input URLs are normalized (``scheme://host/path[?query]``, no
+fragment); any other string is still placed (never an exception), at the top.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Split(NamedTuple):
+    """A batch of URLs split for grouping (lists parallel to the URLs)."""
+
+    bare: list[str]  # the URL without query or fragment
+    parents: list[str]  # the URL up to and with the "/" before its last segment
+
+
+def split_many(urls: list[str]) -> Split:
+    """Parents of a batch of URLs: ``https://h/blog/post/`` → ``https://h/blog/``.
+
+    ``/foo`` and ``/foo/`` have the same parent; ``https://h/about`` → ``https://h/``.
+    The origin itself (``https://h/``) gets ``https://`` — see ``is_origin``. The query
+    is ignored (``/a/b?x=/y`` → ``/a/``); it is looked for once per batch.
+    """
+    joined = "".join(urls)
+    if "?" in joined or "#" in joined:
+        bare = [u.partition("?")[0].partition("#")[0] for u in urls]
+    else:
+        bare = urls
+    # rfind before the last character: a trailing "/" does not make a segment.
+    return Split(bare, [u[: u.rfind("/", 0, -1) + 1] for u in bare])
+
+
+def is_origin(parent: str) -> bool:
+    """True for the parent of a site's root URL (``https://``) or of a non-URL."""
+    return not parent or parent.endswith("//")
+
+
+def parent_path(parent: str) -> str:
+    """``https://h/blog/`` → ``/blog/``; the origin's own parent → ``""``."""
+    if is_origin(parent):
+        return ""
+    scheme_end = parent.find("//")
+    if scheme_end < 0:  # not a URL: its path is the string itself
+        return "/" + parent.lstrip("/")
+    start = parent.find("/", scheme_end + 2)
+    return parent[start:] if start >= 0 else "/"
+
+
+def leaf_of(bare: str, parent: str) -> str:
+    """The last segment of a URL below ``parent``, without trailing slash."""
+    return bare[len(parent) :].rstrip("/")
