@@ -93,6 +93,7 @@ class RunRecord:
         self.finish_reason: str | None = None
         self.judged = False  # finalize_record() ran
         self.throttle: Any = None  # the host throttle's summary (as_dict-able), when it runs
+        self.changes: Any = None  # output.state.Changes: new/removed/changed since last run
 
     # -- counters ---------------------------------------------------------------------
     @property
@@ -175,5 +176,6 @@ class RunRecord:
             },
             "refusals": self.refusals.as_dict() if self.refusals is not None else None,
             "throttle": self.throttle.as_dict() if self.throttle is not None else None,
+            "changes": self.changes.as_dict() if self.changes is not None else None,
             "warnings": self.warnings,
         }
