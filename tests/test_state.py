@@ -177,8 +177,9 @@ def test_refresh_and_is_known(tmp_path):
     state.abandon()
     every = RunState.load(out, input_origin=SITE, refresh_all=True)
     assert not every.is_known(f"{SITE}/")
-    first = RunState.load(tmp_path / "empty", input_origin=SITE)
+    first = RunState.load(tmp_path / "empty", input_origin=SITE, refresh=("a",))
     assert not first.is_known(f"{SITE}/")
+    assert first.changes.refresh_unknown == ["a"]  # said, not silently ignored
 
 
 def test_check_origin(tmp_path):
