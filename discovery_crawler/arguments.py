@@ -8,6 +8,7 @@ status 2 instead of a traceback.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 MODES = ("auto", "sitemap", "links", "union")
@@ -155,4 +156,26 @@ class RunOptions:
             )
             raise ArgumentError(unknown[0], f"unknown argument; known arguments are {known}")
         opts["extra"] = extra
-        return cls(**opts)  # type: ignore[arg-type]
+        options = cls(**opts)  # type: ignore[arg-type]
+        check_state_origin(options)
+        return options
+
+
+def check_state_origin(options: RunOptions) -> None:
+    """A re-run must start at the site its out folder's ``state.json`` belongs to (SPEC
+    §10): refused here, before crawling. A sitemap given as input names its site by its
+    first URL, so the state stage checks that one when it is known."""
+    if options.input_kind == "sitemap":
+        return
+    from discovery_crawler.output.state import check_origin
+    from discovery_crawler.spiders.discover import default_out_dir  # the spider's own rule
+    from discovery_crawler.urls.normalize import UrlError, normalize, origin_of
+
+    try:
+        origin = origin_of(normalize(options.url))
+    except UrlError:
+        return  # the spider reports an unusable start URL
+    out = Path(options.out) if options.out else default_out_dir(options.url)
+    problem = check_origin(out, origin)
+    if problem:
+        raise ArgumentError("url", problem)

@@ -39,8 +39,9 @@ RECORD_FIELDS = (
     "flags",  # ["requires_auth", ...]
     "slug",  # unique within the site, stable across re-runs
     "score",  # the selection score (SPEC §8); its breakdown is in the crawl log
+    "change",  # since the previous run in this folder: new | known | changed (state.json)
 )
-STAGE_FIELDS = ("kind", "flags", "slug", "score")
+STAGE_FIELDS = ("kind", "flags", "slug", "score", "change")
 CRAWL_FIELDS = ("via", "found_on", "anchor", "depth", "title", "status", "refusal")
 BASE_FIELDS = tuple(f for f in RECORD_FIELDS if f not in STAGE_FIELDS + CRAWL_FIELDS)
 

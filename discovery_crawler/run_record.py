@@ -97,6 +97,7 @@ class RunRecord:
         self.judged = False  # finalize_record() ran
         self.throttle: Any = None  # the host throttle's summary (as_dict-able), when it runs
         self.crawl: Any = None  # the link crawl's account (crawling.account.CrawlAccount)
+        self.changes: Any = None  # output.state.Changes: new/removed/changed since last run
 
     # -- counters ---------------------------------------------------------------------
     @property
@@ -183,5 +184,6 @@ class RunRecord:
             "selection": self.selection.as_dict() if self.selection is not None else None,
             "groups": self.groups.as_dict(self.list_cap) if self.groups is not None else None,
             "tree": self.tree.as_dict() if self.tree is not None else None,
+            "changes": self.changes.as_dict() if self.changes is not None else None,
             "warnings": self.warnings,
         }

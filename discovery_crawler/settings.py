@@ -33,6 +33,7 @@ ITEM_PIPELINES = {
     "discovery_crawler.pipelines.score.ScorePipeline": 500,
     "discovery_crawler.pipelines.slug.SlugPipeline": 600,
     "discovery_crawler.pipelines.groups.GroupsPipeline": 700,
+    "discovery_crawler.pipelines.state.StatePipeline": 800,
     "discovery_crawler.pipelines.crawl_log.CrawlLogPipeline": 900,
 }
 DOWNLOADER_MIDDLEWARES = {
@@ -117,3 +118,12 @@ TREE_MAX_NODES = 5_000  # nodes in the whole path tree
 
 # Scope estimate (`scrapy crawl estimate`, SPEC §9).
 ESTIMATE_URLS_PER_SECOND = 100_000  # URLs/s a discover walk processes (expected duration)
+
+# State and incremental re-runs (SPEC §10; pipelines/state.py, output/state.py): state.json
+# in the out folder keeps every URL's slug and lifecycle; a re-run reports new / removed /
+# changed (also in changes.json). preview.json (PREVIEW_ENABLED, profile service) is
+# rewritten after every PREVIEW_CHUNK URLs or PREVIEW_INTERVAL seconds.
+STATE_ENABLED = True
+PREVIEW_CHUNK = 500  # URLs between rewrites of preview.json
+PREVIEW_INTERVAL = 5.0  # seconds between rewrites while URLs keep coming
+PREVIEW_MAX_PAGES = 200  # pages listed in preview.json (truncated=true beyond)

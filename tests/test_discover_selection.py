@@ -34,7 +34,7 @@ def test_default_selection_summary_feed_and_crawl_log(serve, discover):
     # every feed record carries its score, after slug
     by_url = {r["url"]: r for r in result.records}
     assert all(isinstance(r["score"], int) for r in result.records)
-    assert list(by_url[f"{SITE}/about"])[-2:] == ["slug", "score"]
+    assert list(by_url[f"{SITE}/about"])[-3:] == ["slug", "score", "change"]
     assert by_url[f"{SITE}/about"]["score"] == 7
     assert by_url[f"{SITE}/"]["score"] == 14  # home 10 + priority 1.0 → 4
     assert by_url[f"{SITE}/my-account/"]["score"] == 2 - 10  # shallow, auth-walled

@@ -111,6 +111,7 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
             f"Kept but flagged requires_auth (not crawled): {record.requires_auth.count:,}"
         )
     lines.extend(selection_lines(record))
+    lines.extend(record.changes.lines() if getattr(record, "changes", None) else [])
     for limit in record.limits.values():
         details = ", ".join(f"{k}={v}" for k, v in limit.items() if k != "limit")
         lines.append(f"Limit bound: {limit['limit']} ({details})")

@@ -89,6 +89,7 @@ def json_lines(records: list[dict[str, Any]]) -> str:
         flags = rec.get("flags")
         slug = rec.get("slug")
         score = rec.get("score")
+        change = rec.get("change")
         if kind is None and flags is None and slug is None and score is None:
             tail = _NO_TAIL  # the URL stages are off: their fields do not exist yet
         else:
@@ -96,7 +97,8 @@ def json_lines(records: list[dict[str, Any]]) -> str:
                 f', "kind": {enc(kind) if kind is not None else "null"}, '
                 f'"flags": {_dumps(flags) if flags is not None else "null"}, '
                 f'"slug": {enc(slug) if slug is not None else "null"}, '
-                f'"score": {score if score.__class__ is int else _number(score)}}}'
+                f'"score": {score if score.__class__ is int else _number(score)}, '
+                f'"change": {enc(change) if change is not None else "null"}}}'
             )
         if "via" in rec:  # a link-crawl record: citation and fetch fields
             tail = (
@@ -151,7 +153,13 @@ def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> di
         earlier = obj.get("sources") or []
         written = obj
         obj = json.loads(json_line(upgrade))
-        for later_stage in ("kind", "flags", "slug", "score"):  # set after dedup, on the line
+        for later_stage in (
+            "kind",
+            "flags",
+            "slug",
+            "score",
+            "change",
+        ):  # set after dedup, on the line
             if obj.get(later_stage) is None:
                 obj[later_stage] = written.get(later_stage)
         _merge_sources(obj, earlier)
@@ -308,6 +316,7 @@ def _csv_row(r: dict[str, Any]) -> tuple[Any, ...]:
         _cell(r.get("flags")),
         r.get("slug") or "",
         _cell(r.get("score")),
+        r.get("change") or "",
     )
 
 
@@ -316,6 +325,7 @@ def _csv_record(row: list[str]) -> dict[str, Any]:
     (url, source, sitemap, sources, lastmod, priority, changefreq, alternates) = row[:8]
     via, found_on, anchor, depth, title, status, refusal, kind, flags, slug = row[8:18]
     score = row[18] if len(row) > 18 else ""
+    change = row[19] if len(row) > 19 else ""
     crawl = {}
     if via:
         crawl = {
@@ -341,6 +351,7 @@ def _csv_record(row: list[str]) -> dict[str, Any]:
         "flags": json.loads(flags) if flags else None,
         "slug": slug or None,
         "score": int(score) if score.lstrip("-").isdigit() else (score or None),
+        "change": change or None,
     }
 
 

@@ -1,0 +1,251 @@
+"""State stage (SPEC §10): incremental re-runs, and the preview file of profile ``service``.
+
+After slug (600) and groups (700), before the crawl log (900). For each batch it marks
+every record ``change`` = ``new`` / ``known`` / ``changed`` (``lastmod`` differs), gives
+URLs a previous run knew their previous slug (new URLs get one no previous URL holds), and
+spools this run's entries; when the spider closes it writes ``state.json`` (atomically),
+``changes.json`` and ``run_record.changes`` — before the summary and the crawl log, which
+report them. The rules and the file format live in ``output/state.py``.
+
+Both are files of the out folder that follow the records as they pass, so the preview
+(``output/preview.py``, ``PREVIEW_ENABLED``) rides in the same stage: it keeps the first
+pages and rewrites ``preview.json`` after every bounded chunk.
+
+Hook for page fetchers (the BFS link spider): at ``open_spider`` the stage sets
+``spider.state`` (``output.state.RunState``); ``spider.state.is_known(url)`` is True for a
+normalized URL the previous run listed, unless ``-a refresh=SLUG`` / ``refresh_all=1`` asks
+for it again: such a page may be listed without fetching it again. ``spider.state`` is None
+when the stage is off (``STATE_ENABLED = False``).
+
+Removals are judged only when the run saw everything: it did not fail, ended on its own
+(the spider went idle), no limit bound and no listed sitemap failed with a 5xx or a network
+error; otherwise URLs it did not see keep their status and the summary says why.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.utils.defer import _schedule_coro
+
+from discovery_crawler.items import UrlBatch
+from discovery_crawler.output.preview import (
+    COMPLETED,
+    FAILED,
+    PREVIEW_NAME,
+    PROCESSING,
+    PreviewWriter,
+    groups_of,
+)
+from discovery_crawler.output.state import RunState, StateError, write_changes
+from discovery_crawler.run_record import now_iso
+from discovery_crawler.urls.normalize import UrlError, normalize, origin_of
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+def input_origin(url: str) -> str | None:
+    """The normalized origin of a start URL (None when it does not normalize)."""
+    try:
+        return origin_of(normalize(url))
+    except UrlError:
+        return None
+
+
+def out_dir_of(spider: Any) -> Path:
+    """The spider's out folder (``-a out=``, default ``./discovery/<host>/``)."""
+    out = getattr(spider, "out_dir", None)
+    if out is not None:
+        return Path(out)
+    from discovery_crawler.spiders.discover import default_out_dir  # same rule as discover
+
+    options = spider.options
+    return Path(options.out) if options.out else default_out_dir(options.url)
+
+
+class StatePipeline:
+    """Marks records new / known / changed; writes state.json and preview.json."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.stats = crawler.stats
+        settings = crawler.settings
+        self.state_enabled = settings.getbool("STATE_ENABLED", True)
+        self.preview_enabled = settings.getbool("PREVIEW_ENABLED")
+        self.preview_args = (
+            settings.getint("PREVIEW_MAX_PAGES", 200),
+            settings.getint("PREVIEW_CHUNK", 500),
+            settings.getfloat("PREVIEW_INTERVAL", 5.0),
+        )
+        self.list_cap = settings.getint("CRAWL_LOG_LIST_CAP", 1000)
+        self.record: Any = None
+        self.state: RunState | None = None
+        self.preview: PreviewWriter | None = None
+        self.out_dir: Path | None = None
+        self.idle = False  # the spider went idle after the last batch: it ends on its own
+        self.site_checked = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        stage = cls(crawler)
+        crawler.signals.connect(stage.spider_idle, signal=signals.spider_idle)
+        return stage
+
+    # -- open -------------------------------------------------------------------------------
+    def open_spider(self) -> None:
+        spider: Any = self.crawler.spider
+        self.record = getattr(spider, "record", None)
+        options = getattr(spider, "options", None)
+        spider.state = None
+        if self.record is None or options is None:
+            return  # not one of this project's spiders: nothing to keep
+        self.out_dir = out_dir_of(spider)
+        if self.state_enabled:
+            try:
+                self.state = RunState.load(
+                    self.out_dir,
+                    input_origin=input_origin(options.url),
+                    refresh=options.refresh,
+                    refresh_all=options.refresh_all,
+                    list_cap=self.list_cap,
+                )
+            except OSError as exc:  # could not even move a bad file aside
+                self.record.warn(f"state.json not used: {exc}")
+            else:
+                spider.state = self.state
+                why = self.state.changes.started_afresh
+                if why:
+                    self.record.warn(f"state.json: {why}; this run started afresh")
+                for slug in self.state.changes.refresh_unknown:
+                    logger.warning("refresh: no URL with slug %r in state.json; ignored", slug)
+        if self.preview_enabled:
+            max_pages, chunk, interval = self.preview_args
+            self.preview = PreviewWriter(self.out_dir / PREVIEW_NAME, max_pages, chunk, interval)
+            self._write_preview()
+
+    def spider_idle(self) -> None:
+        self.idle = True
+
+    # -- batches ------------------------------------------------------------------------------
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, UrlBatch) or not item.records or self.record is None:
+            return item
+        self.idle = False
+        state = self.state
+        if state is not None:
+            if not self.site_checked:
+                self._check_site()
+                state = self.state
+            if state is not None:
+                state.observe(item.records)
+        preview = self.preview
+        if preview is not None:
+            preview.add(item.records)
+            if preview.due():
+                self._write_preview()
+        return item
+
+    def _check_site(self) -> None:
+        """The site this run found must be the one the state belongs to (a sitemap given
+        as input names its site by its first URL, after the argument check)."""
+        state, record = self.state, self.record
+        site = record.site_origin
+        if state is None or site is None:
+            return
+        self.site_checked = True
+        if state.origin is None or site == state.origin:
+            return
+        message = (
+            f"{site} is not the site recorded in {state.path} ({state.origin}); "
+            "use another -a out= folder, or move that state.json away to start afresh"
+        )
+        logger.error("refused: %s", message)
+        record.failure = f"refused: {message}"
+        state.abandon()
+        self.state = None
+        self.crawler.spider.state = None  # type: ignore[union-attr]
+        _schedule_coro(self.crawler.engine.close_spider_async(reason="state_origin_mismatch"))
+
+    def _write_preview(self, status: int | None = None) -> None:
+        preview, record = self.preview, self.record
+        if preview is None:
+            return
+        try:
+            if status is None:
+                preview.write(list(record.warnings), groups_of(record))
+            else:
+                preview.finish(status, list(record.warnings), groups_of(record))
+        except OSError as exc:
+            logger.error("could not write %s: %s", preview.path, exc)
+            self.preview = None
+
+    # -- close --------------------------------------------------------------------------------
+    def close_spider(self) -> None:
+        record = self.record
+        if record is None:
+            return
+        finalize = getattr(self.crawler.spider, "finalize_record", None)
+        if finalize is not None:
+            finalize()  # idempotent: judges failure before the state and preview say it
+        state = self.state
+        if state is not None:
+            self._close_state(state)
+        if self.preview is not None:
+            if record.failure:
+                status = FAILED
+            elif self.idle:
+                status = COMPLETED
+            else:
+                status = PROCESSING
+                record.warn("the run stopped before it finished (resumable with JOBDIR)")
+            self._write_preview(status)
+
+    def _close_state(self, state: RunState) -> None:
+        record = self.record
+        try:
+            changes = state.close(
+                record.site_origin,
+                record.started_at,
+                now_iso(),
+                not_judged_because=self._not_judged_because(),
+                upgrades=getattr(getattr(record, "seen", None), "upgrades", None),
+            )
+            if self.out_dir is not None and not changes.first_run:
+                write_changes(self.out_dir, changes)
+        except (OSError, StateError) as exc:
+            logger.error("could not write %s: %s; the previous state is kept", state.path, exc)
+            record.warn(f"state.json not written: {exc}")
+            state.abandon()
+            return
+        record.changes = changes
+        stats = self.stats
+        stats.set_value("state/urls/new", changes.new.count)
+        stats.set_value("state/urls/known", changes.known)
+        stats.set_value("state/urls/changed", changes.changed.count)
+        stats.set_value("state/urls/removed", changes.removed.count)
+        stats.set_value("state/urls/total", changes.urls)
+
+    def _not_judged_because(self) -> str | None:
+        """Why this run may not have seen every URL of the site (None: it saw them all)."""
+        record = self.record
+        if record.failure:
+            return "the run failed"
+        if not self.idle:
+            return "the run ended early"
+        if record.limits:
+            return f"limit bound: {', '.join(record.limits)}"
+        for attempt in getattr(record, "attempts", {}).values():
+            error = attempt.error
+            if attempt.source == "conventional" or not error or error.startswith("on another"):
+                continue  # (a child on another host is never fetched: not a failure)
+            if attempt.status is None or attempt.status >= 500 or error.startswith("refused"):
+                return f"sitemap {attempt.url} failed ({error})"
+        return None
