@@ -97,6 +97,7 @@ class RunRecord:
         self.judged = False  # finalize_record() ran
         self.throttle: Any = None  # the host throttle's summary (as_dict-able), when it runs
         self.crawl: Any = None  # the link crawl's account (crawling.account.CrawlAccount)
+        self.report_path: Any = None  # where report.html goes (pipelines/crawl_log.py), if on
 
     # -- counters ---------------------------------------------------------------------
     @property

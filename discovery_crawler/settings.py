@@ -117,3 +117,6 @@ TREE_MAX_NODES = 5_000  # nodes in the whole path tree
 
 # Scope estimate (`scrapy crawl estimate`, SPEC §9).
 ESTIMATE_URLS_PER_SECOND = 100_000  # URLs/s a discover walk processes (expected duration)
+
+# --- Report (SPEC §10): report.html next to _crawl-log.json at the end of every run --------
+REPORT_ENABLED = True  # a self-contained HTML page of the run (output/report.py)
