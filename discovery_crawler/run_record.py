@@ -98,6 +98,7 @@ class RunRecord:
         self.throttle: Any = None  # the host throttle's summary (as_dict-able), when it runs
         self.crawl: Any = None  # the link crawl's account (crawling.account.CrawlAccount)
         self.changes: Any = None  # output.state.Changes: new/removed/changed since last run
+        self.report_path: Any = None  # where report.html goes (pipelines/crawl_log.py), if on
 
     # -- counters ---------------------------------------------------------------------
     @property

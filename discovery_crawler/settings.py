@@ -127,3 +127,6 @@ STATE_ENABLED = True
 PREVIEW_CHUNK = 500  # URLs between rewrites of preview.json
 PREVIEW_INTERVAL = 5.0  # seconds between rewrites while URLs keep coming
 PREVIEW_MAX_PAGES = 200  # pages listed in preview.json (truncated=true beyond)
+
+# --- Report (SPEC §10): report.html next to _crawl-log.json at the end of every run --------
+REPORT_ENABLED = True  # a self-contained HTML page of the run (output/report.py)

@@ -122,6 +122,8 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     for feed in feeds:
         lines.append(f"Feed: {feed}")
     lines.append(f"Crawl log: {crawl_log}")
+    if getattr(record, "report_path", None) is not None:
+        lines.append(f"Report: {record.report_path}")
     return lines
 
 

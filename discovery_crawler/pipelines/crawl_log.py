@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Spider, signals
 
 from discovery_crawler.output.crawl_log import append_run
+from discovery_crawler.output.report import REPORT_NAME, write_report
 from discovery_crawler.run_record import now_iso
 
 if TYPE_CHECKING:
@@ -24,12 +25,21 @@ class CrawlLogPipeline:
 
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
+        self.report_enabled = crawler.settings.getbool("REPORT_ENABLED", True)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         pipeline = cls(crawler)
+        crawler.signals.connect(pipeline.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
         return pipeline
+
+    def spider_opened(self, spider: Spider) -> None:
+        # Named up front: the end-of-run summary is logged before this pipeline writes.
+        record = getattr(spider, "record", None)
+        log_path = getattr(spider, "crawl_log_path", None)
+        if record is not None and log_path is not None and self.report_enabled:
+            record.report_path = log_path.with_name(REPORT_NAME)
 
     def process_item(self, item: Any) -> Any:
         # Last stage: what leaves here is the inventory (one feed line per record).
@@ -46,7 +56,14 @@ class CrawlLogPipeline:
             return
         spider.finalize_record(reason)  # type: ignore[attr-defined]
         record.finished_at = now_iso()
+        run = record.as_dict()
         try:
-            append_run(spider.crawl_log_path, record.as_dict())  # type: ignore[attr-defined]
+            append_run(spider.crawl_log_path, run)  # type: ignore[attr-defined]
         except OSError as exc:
             logger.error("could not write the crawl log %s: %s", spider.crawl_log_path, exc)  # type: ignore[attr-defined]
+        report_path = getattr(record, "report_path", None)
+        if report_path is not None:
+            try:
+                write_report(report_path, run)
+            except OSError as exc:
+                logger.error("could not write the report %s: %s", report_path, exc)

@@ -5,6 +5,10 @@ segment, a date-like archive, a version/test marker — so they are read once, h
 plain, readable function (``path_facts``). It is the reference: the batch fast path in
 ``scoring.Rater`` must agree with it on every path (a property test checks that).
 
+A trailing directory-index file name (``index.html``, ``index.php``, ``default.aspx``…) is
+not a segment: ``/blog/index.html`` is the page ``/blog/`` (static exports such as Simply
+Static and many CMSs link them so), and ``/index.html`` is the home page.
+
 Paths are matched lowercased, on whole segments (``/new/`` is a marker, ``/news/`` and
 ``/new-york/`` are not). A keyword matches a *token* of the first segment, tokens being
 separated by ``-``, ``_`` or ``.``: ``/about``, ``/about-us``, ``/our_team`` match,
@@ -34,6 +38,13 @@ PILLAR_KEYWORDS: tuple[str, ...] = (
     "faq",
     "company",
     "customers",
+)
+
+# File names a web server answers a directory with: ``/x/index.html`` is the page ``/x/``.
+INDEX_FILES = frozenset(
+    f"{stem}.{ext}"
+    for stem in ("index", "default")
+    for ext in ("html", "htm", "shtml", "xhtml", "php", "asp", "aspx", "jsp", "cfm")
 )
 
 # Version/test markers, as whole segments (SPEC §8: /v2/, /new/, /old/, /beta/, a bare
@@ -105,6 +116,8 @@ def is_marker(segment: str) -> bool:
 def path_facts(path: str, keywords: re.Pattern[str] = DEFAULT_KEYWORDS) -> PathFacts:
     """The facts of ``path`` (``/a/b/``, no query), read plainly: the reference."""
     segments = tuple(s for s in path.lower().split("/") if s)
+    if segments and segments[-1] in INDEX_FILES:
+        segments = segments[:-1]
     keyword = None
     if segments:
         found = keywords.search(segments[0])

@@ -53,6 +53,7 @@ from discovery_crawler.selection.paths import (
     _MONTH,
     _YEAR,
     DEFAULT_KEYWORDS,
+    INDEX_FILES,
     MARKER_WORDS,
     PILLAR_KEYWORDS,
     PathFacts,
@@ -296,6 +297,7 @@ class Rater:
         special_last = _SPECIAL_LAST
         versionish = _VERSIONISH
         pri_points = _PRIORITY_POINTS
+        index_files = INDEX_FILES
         kw_search = self._kw_search
         busy = BUSY_CHANGEFREQ
         keywords = self.keywords
@@ -307,6 +309,10 @@ class Rater:
             s = url[url.find("/", 8) :].partition("?")[0].lower().strip("/")
             i = s.rfind("/")
             last = s[i + 1 :]
+            if last in index_files:  # /x/index.html is the page /x/ (paths.INDEX_FILES)
+                s = s[:i] if i >= 0 else ""
+                i = s.rfind("/")
+                last = s[i + 1 :]
             if plain_last(last) is not None:
                 toks = last.split("-")
             elif safe_last(last) is not None:
