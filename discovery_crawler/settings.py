@@ -117,7 +117,7 @@ TREE_MAX_DEPTH = 8  # path segments deep with nodes of their own
 TREE_MAX_NODES = 5_000  # nodes in the whole path tree
 
 # Scope estimate (`scrapy crawl estimate`, SPEC §9).
-ESTIMATE_URLS_PER_SECOND = 100_000  # URLs/s a discover walk processes (expected duration)
+ESTIMATE_URLS_PER_SECOND = 50_000  # URLs/s a discover walk processes, all stages on (bench/)
 
 # State and incremental re-runs (SPEC §10; pipelines/state.py, output/state.py): state.json
 # in the out folder keeps every URL's slug and lifecycle; a re-run reports new / removed /
