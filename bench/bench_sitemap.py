@@ -314,6 +314,10 @@ def run_contender(name: str, base: str, work: Path, expected: int, timeout: floa
         res.error = f"setup failed: {exc}"
         return res
     res.cmd = cmd
+    if name == "ours":
+        # A first walk each time: a folder holding the previous run's state.json would make
+        # this an incremental re-run (it loads the old state and reports what changed).
+        shutil.rmtree(work / "ours", ignore_errors=True)
     print(f"[run] {name}: {' '.join(cmd)}", flush=True)
     rc, res.seconds, res.peak_rss_mb, timed_out = run_measured(cmd, cwd, log_path, timeout)
     res.returncode = rc

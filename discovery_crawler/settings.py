@@ -117,6 +117,7 @@ TREE_MAX_DEPTH = 8  # path segments deep with nodes of their own
 TREE_MAX_NODES = 5_000  # nodes in the whole path tree
 
 # Scope estimate (`scrapy crawl estimate`, SPEC §9).
+ESTIMATE_HOST_INTERVAL = 0.25  # pacing of the estimate's own few requests (if < HOST_INTERVAL)
 ESTIMATE_URLS_PER_SECOND = 50_000  # URLs/s a discover walk processes, all stages on (bench/)
 
 # State and incremental re-runs (SPEC §10; pipelines/state.py, output/state.py): state.json

@@ -144,9 +144,11 @@ def estimate(
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None, float]:
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "scrapy", "crawl", "estimate", "-a", f"url={url}"]
-    cmd += ["-a", f"out={out}", "-s", "HOST_INTERVAL=0"]
+    cmd += ["-a", f"out={out}"]
+    settings.setdefault("HOST_INTERVAL", 0)
     for name, value in settings.items():
-        cmd += ["-s", f"{name}={value}"]
+        if value is not None:  # None: leave the setting to the project and profile
+            cmd += ["-s", f"{name}={value}"]
     cmd += list(args)
     started = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -186,6 +188,20 @@ def test_index_of_531_children_gives_the_range_fast_without_recursion(server, tm
     assert server.log == ["/robots.txt", "/sitemap.xml", "/sitemap_index.xml"]
     print(f"estimate of a 531-child index: {wall:.2f} s wall, {data['elapsed_seconds']} s crawl")
     assert wall < 6, wall
+
+
+def test_estimate_is_quick_at_the_default_interval(server, tmp_path):
+    """At HOST_INTERVAL=1 (the default) its own three requests are paced by
+    ESTIMATE_HOST_INTERVAL; the expected duration still uses the crawl's interval."""
+    o = server.origin
+    children = [f"{o}/sitemaps/part-{i}.xml.gz" for i in range(531)]
+    server.routes["/sitemap_index.xml"] = (200, index(children), XML, 0)
+    proc, data, wall = estimate(o + "/", tmp_path, HOST_INTERVAL=None)  # profile: 1.0
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert data is not None and data["sub_sitemaps"] == 531
+    assert data["elapsed_seconds"] < 1.5, data["elapsed_seconds"]
+    assert data["duration_basis"]["HOST_INTERVAL"] == 1.0
+    print(f"estimate at the default interval: {wall:.2f} s wall")
 
 
 def test_languages_from_hreflang_and_paths(server, tmp_path):

@@ -189,3 +189,32 @@ def test_real_arhackintosh_links_and_union(serve, discover, tmp_path):
 
 def test_realdata_paths_resolve():
     assert isinstance(realdata("sites"), Path)
+
+
+@pytest.mark.parametrize(
+    ("name", "rewrite", "low", "high"),
+    [
+        # MANIFEST: BFS reaches 190 of 230 HTML files (34 broken targets).
+        ("360muslimexperts", ["https://360muslimexperts.com"], 170, 215),
+        # MANIFEST: BFS reaches 106 of 220 (≈106 broken targets, JS-template residue).
+        ("ayatoashihara-myblog_multi", [], 90, 125),
+    ],
+)
+def test_real_sites_links_and_union(serve, discover, tmp_path, name, rewrite, low, high):
+    """The other two real sites: links mode reaches the MANIFEST's page count (pages fetched
+    with 2xx, plus listing pages fetched and filtered as pagination); union mode reports the
+    orphans (listed, never linked) and the links-only pages."""
+    server = serve(_unpack(tmp_path, name), rewrite=rewrite)
+    fast = {"CONCURRENT_REQUESTS_PER_DOMAIN": 16}
+    result = discover(server.url("/"), "-a", "mode=links", settings=fast)
+    assert result.returncode == 0, result.stderr[-3000:]
+    ok = sum(1 for r in result.records if r.get("status") == 200)
+    paginated = result.discovery["filtered"].get("pagination", {}).get("count", 0)
+    assert low <= ok + paginated <= high, (ok, paginated)
+    union = discover(server.url("/"), "-a", "mode=union", settings=fast, out=tmp_path / "u")
+    assert union.returncode == 0, union.stderr[-3000:]
+    tally = union.discovery["crawl"]["union"]
+    assert tally["sitemap_only"]["count"] > 0  # listed but never linked
+    assert tally["links_only"]["count"] > 0  # linked but in no sitemap
+    flagged = {f for r in union.records for f in (r.get("flags") or ())}
+    assert {"sitemap_only", "links_only"} <= flagged
