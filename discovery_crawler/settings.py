@@ -127,3 +127,10 @@ STATE_ENABLED = True
 PREVIEW_CHUNK = 500  # URLs between rewrites of preview.json
 PREVIEW_INTERVAL = 5.0  # seconds between rewrites while URLs keep coming
 PREVIEW_MAX_PAGES = 200  # pages listed in preview.json (truncated=true beyond)
+
+# --- Bad input (issue 4): pages too large to read whole ----------------------------------
+# A page fetch stops reading after PAGE_MAX_BYTES (as Googlebot reads the first 15 MB of an
+# HTML page); what came is parsed, the record is flagged "truncated" and the crawl log
+# lists it (discovery.crawl.truncated; limits: PAGE_MAX_BYTES). 0 = read whole pages.
+# DOWNLOAD_MAXSIZE (Scrapy: 1 GiB) stays the hard cap on everything, decompressed included.
+PAGE_MAX_BYTES = 15 * 1024 * 1024
