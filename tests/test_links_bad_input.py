@@ -75,13 +75,14 @@ def crawl(
     *args: str,
     timeout: float = 60,
     allowed_errors: tuple[str, ...] = (),
+    spider: str = "links",
     **settings: Any,
 ) -> tuple[CrawlResult, float]:
-    """``scrapy crawl links`` (HOST_INTERVAL=0); asserts it finished in time, exit 0, no
-    traceback, no ERROR line but those ending as ``allowed_errors`` say. Returns the result
-    and the seconds it took."""
+    """``scrapy crawl links`` (or ``spider``; HOST_INTERVAL=0); asserts it finished in
+    time, exit 0, no traceback, no ERROR line but those ending as ``allowed_errors`` say.
+    Returns the result and the seconds it took."""
     started = time.monotonic()
-    result = run_discover(url, tmp_path, *args, spider="links", settings=settings, timeout=timeout)
+    result = run_discover(url, tmp_path, *args, spider=spider, settings=settings, timeout=timeout)
     elapsed = time.monotonic() - started
     assert elapsed < timeout
     assert result.returncode == 0, result.stderr[-3000:]
@@ -175,12 +176,17 @@ def test_a_10_mb_page_is_read_whole_under_the_page_cap(site, tmp_path):
     assert peak_rss_mb(result.stderr) < 400
 
 
-def test_a_page_over_the_cap_is_parsed_in_part_and_flagged(site, tmp_path):
+@pytest.mark.parametrize(
+    ("spider", "args"),
+    [("links", ()), ("discover", ("-a", "mode=links"))],
+    ids=["links", "discover-mode-links"],
+)
+def test_a_page_over_the_cap_is_parsed_in_part_and_flagged(site, tmp_path, spider, args):
     """PAGE_MAX_BYTES=1 MB: reading stops there; the page is still recorded (status, title,
     flag ``truncated``), its early links followed, the one past the cap never seen; the
-    crawl log lists it and names the limit."""
+    crawl log lists it and names the limit. The same under ``discover -a mode=links``."""
     server = site({"/": page(["/big"]), "/big": big_page(10_000_000)})
-    result, _ = crawl(tmp_path, server.origin + "/", PAGE_MAX_BYTES=1_000_000)
+    result, _ = crawl(tmp_path, server.origin + "/", *args, spider=spider, PAGE_MAX_BYTES=1_000_000)
     fetched = pages(server)
     assert "/top" in fetched and "/bottom" not in fetched
     big = by_path(result, server)["/big"]
