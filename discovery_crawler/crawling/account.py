@@ -89,6 +89,7 @@ class CrawlAccount:
         self.other_host_links = 0
         self.canonical_aliases = CappedList(list_cap)
         self.redirects = CappedList(list_cap)
+        self.truncated = CappedList(list_cap)  # pages over PAGE_MAX_BYTES, parsed in part
         self.refusals = CappedList(list_cap)
         self.refusal_classes: Counter[str] = Counter()
         self.union: UnionTally | None = None
@@ -112,6 +113,7 @@ class CrawlAccount:
             "other_host_links": self.other_host_links,
             "canonical_aliases": self.canonical_aliases.as_dict(),
             "redirects": self.redirects.as_dict(),
+            "truncated": self.truncated.as_dict(),
             "refusals": {"by_class": dict(self.refusal_classes), **self.refusals.as_dict()},
         }
         if self.union is not None:

@@ -37,8 +37,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from scrapy import Request
-from scrapy.exceptions import IgnoreRequest
+from scrapy import Request, signals
+from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import HtmlResponse
 
 from discovery_crawler.arguments import ArgumentError
@@ -67,6 +67,7 @@ logger = logging.getLogger(__name__)
 
 _ABSOLUTE = ("https://", "http://")
 _FETCHED_KINDS = ("page", "paginated")  # followed; pagination is how a BFS reaches articles
+DEFAULT_PAGE_MAX_BYTES = 15 * 1024 * 1024  # Googlebot reads the first 15 MB of an HTML page
 
 
 def crawl_settings(settings: Settings) -> None:
@@ -179,6 +180,27 @@ class LinkCrawler:
             self.link_crawl.union = UnionTally(settings.getint("CRAWL_LOG_LIST_CAP"))
         self._bfs_filter: FilterPolicy | None = None
         self._bfs_site_prefix = ""
+        # Bad input (issue 4): a page is read up to PAGE_MAX_BYTES and parsed from there
+        # (as Googlebot does), flagged ``truncated``; a link longer than URLLENGTH_LIMIT is
+        # malformed (Scrapy's UrlLengthMiddleware would drop its request without a record);
+        # a redirect chain stops after REDIRECT_MAX_TIMES hops (the spider follows
+        # redirects itself, so RedirectMiddleware's cap does not apply).
+        self.page_max_bytes = settings.getint("PAGE_MAX_BYTES", DEFAULT_PAGE_MAX_BYTES)
+        self.url_max_length = settings.getint("URLLENGTH_LIMIT", 2083)
+        self.redirect_max_times = settings.getint("REDIRECT_MAX_TIMES", 20)
+        if self.page_max_bytes > 0:
+            self.crawler.signals.connect(self._page_bytes, signal=signals.bytes_received)
+
+    def _page_bytes(self, data: bytes, request: Request, **kwargs: Any) -> None:
+        """Stop reading a page past PAGE_MAX_BYTES; the spider parses what came."""
+        meta = request.meta
+        if not meta.get("page_fetch"):
+            return
+        received = meta.get("page_bytes", 0) + len(data)
+        meta["page_bytes"] = received
+        if received > self.page_max_bytes:
+            meta["page_truncated"] = received
+            raise StopDownload(fail=False)
 
     # -- admission ----------------------------------------------------------------------
     def _bfs_policy(self) -> FilterPolicy:
@@ -213,6 +235,7 @@ class LinkCrawler:
         self.record.seen.add(twin_key(url))
         self.record.counts["unique"] += 1
         self.link_crawl.requested += 1
+        self.crawler.stats.inc_value("links/requested")
         union = self.link_crawl.union
         if union is not None:
             union.linked(twin_key(url), url)
@@ -224,9 +247,10 @@ class LinkCrawler:
         depth: int,
         meta: dict[str, Any],
         records: list[dict[str, Any]],
+        reason: str | None = None,
     ) -> Request | None:
         """A URL not seen before (already added to the seen-set): a request for it, or its
-        record in ``records`` when it is not to be fetched."""
+        record in ``records`` when it is not to be fetched (``reason`` given: never)."""
         record = self.record
         record.counts["unique"] += 1
         account = self.link_crawl
@@ -234,14 +258,13 @@ class LinkCrawler:
         if anchor is not None and anchor.__class__ is not str:
             meta["anchor"] = anchor_text(anchor)  # only for new links: text costs
         kind = url_kind(url)
-        reason = None
-        if kind in _FETCHED_KINDS:
+        if reason is None and kind in _FETCHED_KINDS:
             decision = self._bfs_policy().decide(url, "page")
             if not decision.keep:
                 reason = decision.reason
             elif decision.flags:
                 reason = decision.flags[0]  # requires_auth: kept, not crawled
-        else:
+        elif reason is None:
             reason = "file" if kind in FILE_KINDS else kind
         if reason is None and self.bfs_max_depth is not None and depth > self.bfs_max_depth:
             reason = "over_max_depth"
@@ -366,6 +389,8 @@ class LinkCrawler:
             stats.inc_value(f"links/refusals/{refusal.get('class')}")
         records = [rec]
         requests: list[Request] = []
+        if meta.get("page_truncated"):
+            self._bfs_truncated(rec, meta["page_truncated"])
         if 300 <= status < 400 and refusal is None:
             location = response.headers.get(b"Location")
             login = self._bfs_login_wall(response, location)
@@ -378,7 +403,21 @@ class LinkCrawler:
                 account.redirects.append({"url": url, "to": target, "status": status})
                 if depth == 0 and meta.get("via") == "seed":
                     self._bfs_seed_moved(target, url)
+                chain = [*meta.get("redirect_urls", ()), response.url]
+                if self._bfs_redirect_loop(target, url, chain):
+                    rec["flags"] = ["redirect_loop"]
                 # A redirect is not a link hop: the target keeps this page's depth.
+                over = len(chain) > self.redirect_max_times > 0
+                if over:
+                    limit = self.redirect_max_times
+                    self.record.limit_bound("REDIRECT_MAX_TIMES", value=limit, url=chain[0])
+                    logger.info(
+                        "Redirect chain from %s is %d hops long (REDIRECT_MAX_TIMES): %s "
+                        "is recorded, not fetched",
+                        chain[0],
+                        len(chain),
+                        target,
+                    )
                 self._bfs_follow(
                     [(target, None)],
                     url,
@@ -387,7 +426,8 @@ class LinkCrawler:
                     records,
                     requests,
                     hop=0,
-                    redirect=[*meta.get("redirect_urls", ()), response.url],
+                    redirect=chain,
+                    reason="over_max_redirects" if over else None,
                 )
         elif 200 <= status < 300 and refusal is None and isinstance(response, HtmlResponse):
             scan = scan_html(response.body, response.encoding)
@@ -407,6 +447,29 @@ class LinkCrawler:
                 self._bfs_follow(scan.links, base, url, depth, records, requests)
         source = rec["source"]
         return (self._bfs_batch(url, records, source) if records else None), requests
+
+    def _bfs_truncated(self, rec: dict[str, Any], received: int) -> None:
+        """A page over PAGE_MAX_BYTES: parsed from its first bytes, flagged, said once."""
+        rec["flags"] = ["truncated"]
+        self.link_crawl.truncated.append({"url": rec["url"], "bytes_read": received})
+        self.crawler.stats.inc_value("links/truncated")
+        self.record.limit_bound("PAGE_MAX_BYTES", value=self.page_max_bytes)
+        logger.info(
+            "Page %s is larger than PAGE_MAX_BYTES (%d): parsed its first %d bytes",
+            rec["url"],
+            self.page_max_bytes,
+            received,
+        )
+
+    def _bfs_redirect_loop(self, target: str, url: str, chain: list[str]) -> bool:
+        """True when a redirect points back into its own chain (/a → /b → /a, /c → /c):
+        the target is in the seen-set, so it is not fetched again; the record says why."""
+        try:
+            key = twin_key(self.origins.normalize(urljoin(url, target).partition("#")[0]))
+            normalize = self.origins.normalize
+            return any(twin_key(normalize(hop)) == key for hop in chain)
+        except (UrlError, ValueError):
+            return False
 
     def _bfs_login_wall(self, response: Response, location: bytes | None) -> dict | None:
         """A redirect to a login page whose return parameter points back here is a
@@ -485,10 +548,12 @@ class LinkCrawler:
         requests: list[Request],
         hop: int = 1,
         redirect: list[str] | None = None,
+        reason: str | None = None,
     ) -> None:
         """Admit the new same-site links of a page (the per-link hot path). ``redirect``:
         the URLs that redirected here (as Scrapy's ``meta["redirect_urls"]``, which the
-        refusal middleware reads to tell a ``login`` wall)."""
+        refusal middleware reads to tell a ``login`` wall); ``reason``: record the new
+        links, never fetch them (``_bfs_admit``)."""
         account = self.link_crawl
         normalize = self.origins.normalize
         site = self.record.site_origin or ""
@@ -497,6 +562,7 @@ class LinkCrawler:
         base_origin = base[:slash] if slash > 0 else base
         scheme = base[: base.find(":") + 1]
         seen_add = self.record.seen.add
+        max_length = self.url_max_length
         union = account.union
         admit = self._bfs_admit
         next_depth = depth + hop
@@ -524,6 +590,9 @@ class LinkCrawler:
             except UrlError:
                 malformed += 1
                 continue
+            if len(url) > max_length > 0:
+                malformed += 1  # over URLLENGTH_LIMIT: Scrapy would drop its request
+                continue
             if not url.startswith(prefix):
                 other += 1
                 continue
@@ -535,7 +604,7 @@ class LinkCrawler:
             meta: dict[str, Any] = {"via": "link", "found_on": page, "anchor": el}
             if redirect is not None:
                 meta["redirect_urls"] = redirect
-            request = admit(url, next_depth, meta, records)
+            request = admit(url, next_depth, meta, records, reason)
             if request is not None:
                 requests.append(request)
         account.malformed_links += malformed
