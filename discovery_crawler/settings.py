@@ -136,7 +136,7 @@ REPORT_ENABLED = True  # a self-contained HTML page of the run (output/report.py
 # A page fetch stops reading after PAGE_MAX_BYTES (as Googlebot reads the first 15 MB of an
 # HTML page); what came is parsed, the record is flagged "truncated" and the crawl log
 # lists it (discovery.crawl.truncated; limits: PAGE_MAX_BYTES). 0 = read whole pages.
-# DOWNLOAD_MAXSIZE (Scrapy: 1 GiB) stays the hard cap on everything, decompressed included.
+# DOWNLOAD_MAXSIZE (below) stays the hard cap on every response.
 PAGE_MAX_BYTES = 15 * 1024 * 1024
 # Any response, decompressed (Content-Encoding) included: a gzip-bomb page stops here. Large
 # enough for a protocol-size sitemap (50 MiB); sitemap files have SITEMAP_MAX_BYTES too.
