@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 out=discovery/demo
+# A fresh folder each time: the demo server's port changes from run to run, and the folder's
+# state.json belongs to one origin (a re-run against another is refused, by design).
+rm -rf "$out"
 mkdir -p "$out"
 portfile=$(mktemp)
 .venv/bin/python -m discovery_crawler.site_server demo/23people-handbook/site.tar.xz \
@@ -18,3 +21,4 @@ port=$(cat "$portfile")
 echo
 echo "Inventory: $out/inventory.jsonl ($(wc -l < "$out/inventory.jsonl") URLs)"
 echo "Crawl log: $out/_crawl-log.json"
+echo "Report:    $out/report.html"
