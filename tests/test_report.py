@@ -26,8 +26,9 @@ from discovery_crawler.output.report import (
     render_report,
     write_report,
 )
-from discovery_crawler.rendering import LAUNCH_ARGS, find_browser
-from tests.conftest import FIXTURES, IN_CI
+from discovery_crawler.rendering import LAUNCH_ARGS
+from tests.conftest import FIXTURES
+from tests.test_rendering import require_browser
 
 HOSTILE = '<script>alert("x")</script>'
 HOSTILE_URL = 'https://example.com/"><script>alert(1)</script><img src=x onerror=alert(2)>'
@@ -286,24 +287,6 @@ def test_report_disabled_by_setting(serve, discover):
     assert "Report:" not in result.stderr
 
 
-def require_chromium() -> str:
-    """Chromium and the playwright package, or a skip naming them (a failure in CI)."""
-    browser = find_browser()
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        browser = None
-    if browser is None:
-        message = (
-            "the report browser test needs Chromium on PATH (apt-get install chromium) and "
-            "the playwright package (pip install -e '.[render]')"
-        )
-        if IN_CI:
-            pytest.fail(f"{message}; in CI this is a failure, not a skip")
-        pytest.skip(message)
-    return browser
-
-
 def tree_nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
     out = [node]
     for child in node.get("children", []):
@@ -314,7 +297,7 @@ def tree_nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
 def test_report_in_headless_chromium(serve, discover, tmp_path):
     """Opened from file:// with all network routed: no request but the file, no console
     error (a CSP violation would be one), the tree's counts in the DOM, JS works."""
-    browser_path = require_chromium()
+    browser_path = require_browser()  # Chromium and (scrapy-)playwright
     from playwright.sync_api import sync_playwright
 
     server, result = crawl_fixture_site(serve, discover)
