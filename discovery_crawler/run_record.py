@@ -100,6 +100,15 @@ class RunRecord:
         self.changes: Any = None  # output.state.Changes: new/removed/changed since last run
         self.report_path: Any = None  # where report.html goes (pipelines/crawl_log.py), if on
 
+    def start_judging(self, reason: str | None = None) -> bool:
+        """Note the finish reason; True the first time only (the run is judged once)."""
+        if reason is not None:
+            self.finish_reason = reason
+        if self.judged:
+            return False
+        self.judged = True
+        return True
+
     # -- counters ---------------------------------------------------------------------
     @property
     def discovered(self) -> int:

@@ -186,8 +186,13 @@ class RobotsPolicyMiddleware:
         """A policy from a robots.txt response, with this crawl's token and limits (the
         redirects Scrapy followed, if any, are read from ``redirect_urls``)."""
         chain = list(response.meta.get("redirect_urls", [])) if response.request else []
+        return self._policy(chain[0] if chain else response.url, response, chain)
+
+    def _policy(self, url: str, response: Response, chain: list[str]) -> RobotsPolicy:
+        """The policy of the robots.txt first asked at ``url``, answered by ``response``
+        after the redirects in ``chain``."""
         return RobotsPolicy.from_response(
-            chain[0] if chain else response.url,
+            url,
             response.status,
             response.body,
             self.token,
@@ -264,17 +269,7 @@ class RobotsPolicyMiddleware:
                 if url.startswith(("http://", "https://")):
                     continue
             self.stats.inc_value("robots/fetched")
-            policy = RobotsPolicy.from_response(
-                first,
-                response.status,
-                response.body,
-                self.token,
-                final_url=response.url,
-                redirects=chain,
-                max_bytes=self.max_bytes,
-                fail_closed=self.fail_closed,
-            )
-            return policy, response
+            return self._policy(first, response, chain), response
 
     def _failure_policy(self, url: str, exc: Exception, chain: list[str]) -> RobotsPolicy:
         kind, message = describe_exception(exc)

@@ -489,11 +489,8 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
     def finalize_record(self, reason: str | None = None) -> None:
         """Judge the run once everything is in: did discovery do its job? (idempotent)"""
         record = self.record
-        if reason is not None:
-            record.finish_reason = reason
-        if record.judged:
+        if not record.start_judging(reason):
             return
-        record.judged = True
         if record.failure:
             self.crawler.stats.set_value("discovery/failed", record.failure)
             return

@@ -122,11 +122,8 @@ class LinksSpider(LinkCrawler, CrawlSpider):
     def finalize_record(self, reason: str | None = None) -> None:
         """Judge the run once everything is in (idempotent)."""
         record = self.record
-        if reason is not None:
-            record.finish_reason = reason
-        if record.judged:
+        if not record.start_judging(reason):
             return
-        record.judged = True
         if not record.failure and not self.link_crawl.fetched:
             refusals = self.link_crawl.refusals.items
             why = refusals[0].get("reason") if refusals else "no response"
