@@ -157,11 +157,14 @@ def run_measured(
 ) -> tuple[int, float, float, bool]:
     """Run ``cmd``; return (exit code, wall seconds, peak RSS MB, timed out).
 
-    Peak RSS comes from ``os.wait4`` on this very child: the kernel returns
-    the child's own ``ru_maxrss`` (max'd with that of any descendants it
-    reaped), so each contender is measured in isolation.  ``getrusage(
-    RUSAGE_CHILDREN)`` would not do: its maxrss is the max over *all* reaped
-    children so far, so deltas between runs are meaningless.  Wall time
+    Peak RSS is the larger of two figures: ``os.wait4`` on this very child (the
+    kernel returns the child's own ``ru_maxrss``, max'd with that of any
+    descendants it reaped, never their sum), and the peak of the RSS *summed over
+    the child and its descendants*, sampled every 20 ms from ``/proc`` — so a
+    contender that spreads its work over processes (ours: a sitemap worker) pays
+    for all of them. The sum counts shared pages (the interpreter, libraries)
+    once per process: an upper bound.  ``getrusage(RUSAGE_CHILDREN)`` would not
+    do: its maxrss is the max over *all* reaped children so far.  Wall time
     includes interpreter start-up and imports, as a user would experience.
     """
     env = {
@@ -188,6 +191,8 @@ def run_measured(
 
         timer = threading.Timer(timeout, _kill)
         timer.start()
+        sampler = TreeRss(proc.pid)
+        sampler.start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)
         except BaseException:
@@ -196,9 +201,55 @@ def run_measured(
             raise
         finally:
             timer.cancel()
+            sampler.stop()
         seconds = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped: tell Popen
-    return proc.returncode, seconds, usage.ru_maxrss / 1024, timed_out.is_set()
+    peak_mb = max(usage.ru_maxrss / 1024, sampler.peak_kb / 1024)
+    return proc.returncode, seconds, peak_mb, timed_out.is_set()
+
+
+class TreeRss(threading.Thread):
+    """Samples the RSS summed over a process and its descendants (Linux ``/proc``)."""
+
+    def __init__(self, pid: int, interval: float = 0.02):
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.interval = interval
+        self.peak_kb = 0
+        self._done = threading.Event()
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            self.peak_kb = max(self.peak_kb, sum(_rss_kb(p) for p in _tree(self.pid)))
+            self._done.wait(self.interval)
+
+
+def _tree(pid: int) -> list[int]:
+    pids, i = [pid], 0
+    while i < len(pids):
+        try:
+            for task in os.listdir(f"/proc/{pids[i]}/task"):
+                with open(f"/proc/{pids[i]}/task/{task}/children") as fh:
+                    pids.extend(int(c) for c in fh.read().split())
+        except OSError:
+            pass  # gone (or not Linux): counted by wait4 alone
+        i += 1
+    return pids
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def count_lines(path: Path) -> int:

@@ -41,6 +41,10 @@ RECORD_FIELDS = (
     "score",  # the selection score (SPEC §8); its breakdown is in the crawl log
     "change",  # since the previous run in this folder: new | known | changed (state.json)
 )
+# Not a feed field: on a record from the sitemap worker, what later stages would work out
+# from its listing alone — (score without the auth rule, page type, selection slot, base
+# slug, the feed line's head or None). Stages use it when present; it is never exported.
+URL_FACTS = "_facts"
 STAGE_FIELDS = ("kind", "flags", "slug", "score", "change")
 CRAWL_FIELDS = ("via", "found_on", "anchor", "depth", "title", "status", "refusal")
 BASE_FIELDS = tuple(f for f in RECORD_FIELDS if f not in STAGE_FIELDS + CRAWL_FIELDS)
@@ -58,6 +62,9 @@ class UrlBatch:
     seen: SeenSet | None = None
     # Link-crawl batches are deduplicated by the spider (its seen-set is ``seen``).
     deduplicated: bool = False
+    # Parsed in the sitemap worker: each entry's loc is already normalized (or a UrlError),
+    # with this ``OriginCache.version`` of the spider's origin rewrites.
+    normalized: int | None = None
     # Union mode: flags decided when the crawl is over (``flags_for(url)``), applied by
     # the feed exporters when they finish.
     finals: Any = None

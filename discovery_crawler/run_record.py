@@ -50,6 +50,12 @@ class CappedList:
         if len(self.items) < self.cap:
             self.items.append(item)
 
+    def extend(self, items: list[Any]) -> None:
+        self.count += len(items)
+        room = self.cap - len(self.items)
+        if room > 0:
+            self.items.extend(items[:room])
+
     def as_dict(self) -> dict[str, Any]:
         return {"count": self.count, "listed": len(self.items), "items": self.items}
 

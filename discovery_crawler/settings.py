@@ -70,6 +70,10 @@ DISCOVERY_BATCH_SIZE = 1_000  # URLs per item: the unit of work of every pipelin
 SITEMAP_CONVENTIONAL_PATHS = ["/sitemap.xml", "/sitemap_index.xml", "/sitemap-index.xml"]
 SITEMAP_CONCURRENCY = 4  # sitemap documents fetched at once from one host
 SITEMAP_PARSE_CONCURRENCY = 2  # documents parsed at once (each holds a window of XML)
+# Documents of this many bytes (as downloaded) or more are parsed and normalized in a worker
+# process (sitemaps/worker.py), on another core than the pipelines; False = in-process.
+SITEMAP_PARSE_WORKER = True
+SITEMAP_WORKER_MIN_BYTES = 262_144
 SITEMAP_MAX_DOCUMENTS = 0  # 0 = no limit
 SITEMAP_MAX_URLS = 0  # 0 = no limit
 SITEMAP_MAX_DEPTH = 0  # index nesting; 0 = no limit (cycles are stopped by a visited set)

@@ -89,13 +89,15 @@ def run_discover(
     timeout: float = 600,
     out: Path | None = None,
     spider: str = "discover",
+    command: list[str] | None = None,
 ) -> CrawlResult:
-    """Run ``scrapy crawl <spider> -a url=… -O feed`` in the project, return what it wrote."""
+    """Run ``scrapy crawl <spider> -a url=… -O feed`` in the project, return what it wrote.
+    ``command`` replaces ``python -m scrapy`` (a probe script that wraps Scrapy's)."""
     out = out or tmp_path / "out"
     feed_path = tmp_path / feed
     merged = {"HOST_INTERVAL": 0, "PROGRESS_INTERVAL": 0}
     merged.update(settings or {})
-    cmd = [sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"url={url}"]
+    cmd = [*(command or [sys.executable, "-m", "scrapy"]), "crawl", spider, "-a", f"url={url}"]
     cmd += ["-a", f"out={out}", "-O", str(feed_path)]
     for name, value in merged.items():
         cmd += ["-s", f"{name}={value}"]

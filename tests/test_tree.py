@@ -133,6 +133,17 @@ def test_without_binding_caps_every_path_has_its_exact_count(rows, batch):
         assert node(data, *segments)["count"] == expected
 
 
+def test_a_parent_opened_in_a_batch_counts_each_url_once():
+    """Found by hypothesis: /c/ had room for /c/a/ when first met, then a deeper URL's walk
+    filled it; its second combination (another status) was counted in ``…`` as well."""
+    rows = [("/c/a/", "page", "sitemap", None), ("/c/a/a/", "page", "sitemap", None)]
+    rows.append(("/c/a/", "page", "sitemap", 200))
+    data = built(rows, batch=3, max_children=1, max_depth=2).as_dict()
+    assert data["root"]["count"] == 3
+    assert node(data, "c")["count"] == 3 and node(data, "c", "a")["count"] == 3
+    check_sums(data["root"])
+
+
 def peak_of(tree: PathTree, make, n: int, batch: int = 1000) -> int:
     kinds, sources = ["page"] * batch, ["sitemap"] * batch
     tracemalloc.start()

@@ -10,14 +10,13 @@ https://example.org, not this site"); entries that cannot be resolved go to
 
 from __future__ import annotations
 
-import functools
 import logging
-import math
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from discovery_crawler.items import UrlBatch
+from discovery_crawler.items import URL_FACTS, UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
+from discovery_crawler.sitemaps.parser import priority_value
 from discovery_crawler.urls.normalize import OriginCache, UrlError, resolve
 
 if TYPE_CHECKING:
@@ -27,16 +26,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _ABSOLUTE = ("https://", "http://")
-
-
-@functools.lru_cache(maxsize=256)  # a site uses a handful of priority values
-def _priority(value: str) -> float | str:
-    """A sitemap priority as a number when it is a finite one, else as written."""
-    try:
-        number = float(value)
-    except ValueError:
-        return value
-    return number if math.isfinite(number) else value
 
 
 class NormalizePipeline(BatchStage):
@@ -91,6 +80,8 @@ class NormalizePipeline(BatchStage):
         """A sitemap given as input: its first usable URL names the site, before the batch
         is normalized (so the site's www/scheme twins are rewritten from the first batch)."""
         for entry in item.entries:
+            if entry[0].__class__ is not str:  # a UrlError from the sitemap worker
+                continue
             try:
                 url = self.normalize(entry[0], item.document)
             except UrlError:
@@ -98,6 +89,18 @@ class NormalizePipeline(BatchStage):
             self.record.site_origin = origin = url[: url.find("/", 8)]
             self.crawler.spider.site_found(origin)  # type: ignore[union-attr]
             return
+
+    def _urls(self, item: UrlBatch) -> list[Any]:
+        """The batch's normalized URLs (or the ``UrlError`` of each that has none)."""
+        locs = [e[0] for e in item.entries]
+        if item.normalized is None:
+            return self.origins.normalize_many(locs, item.document)
+        if item.normalized != self.origins.version:
+            # The site's origin rewrites changed after the worker normalized these (the
+            # first batch named the site): normalizing again is idempotent and applies them.
+            fresh = iter(self.origins.normalize_many([u for u in locs if u.__class__ is str], ""))
+            locs = [next(fresh) if u.__class__ is str else u for u in locs]
+        return locs
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, UrlBatch) or not item.entries:
@@ -114,7 +117,9 @@ class NormalizePipeline(BatchStage):
         alternate_records: list[dict[str, Any]] = []  # after the locs: a <loc> wins
         malformed = 0
         entries = item.entries
-        urls = self.origins.normalize_many([e[0] for e in entries], base)
+        worker = item.normalized is not None
+        stale = worker and item.normalized != self.origins.version
+        urls = self._urls(item)
         for entry, url in zip(entries, urls, strict=True):
             # entry: (loc, lastmod, changefreq, priority[, alternates, ...]); '' = absent
             if url.__class__ is not str:
@@ -130,17 +135,21 @@ class NormalizePipeline(BatchStage):
             if len(entry) > 4 and entry[4]:
                 alternates = self._alternates(entry[4], url, site, base, alternate_records)  # type: ignore[arg-type]
             priority = entry[3]
-            records.append(
-                {
-                    "url": url,
-                    "source": source,
-                    "sitemap": base,
-                    "lastmod": entry[1] or None,
-                    "priority": _priority(priority) if priority else None,
-                    "changefreq": entry[2] or None,
-                    "alternates": alternates,
-                }
-            )
+            rec = {
+                "url": url,
+                "source": source,
+                "sitemap": base,
+                "lastmod": entry[1] or None,
+                "priority": priority_value(priority) if priority else None,
+                "changefreq": entry[2] or None,
+                "alternates": alternates,
+            }
+            if worker:  # facts the sitemap worker worked out (``items.URL_FACTS``)
+                facts = entry[5]
+                if stale and facts is not None:  # the URL may have changed: not its head
+                    facts = (*facts[:4], None)
+                rec[URL_FACTS] = facts
+            records.append(rec)
         if alternate_records:
             records.extend(alternate_records)
         item.records = records

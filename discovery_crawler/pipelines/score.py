@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
 
-from discovery_crawler.items import UrlBatch
+from discovery_crawler.items import URL_FACTS, UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.run_record import CappedList
-from discovery_crawler.selection.paths import PILLAR_KEYWORDS
-from discovery_crawler.selection.scoring import RULES, Rater, score_record
+from discovery_crawler.selection.paths import pillar_keywords
+from discovery_crawler.selection.scoring import AUTH, RULES, Rater, score_record
 from discovery_crawler.selection.selector import Selector, plan_selection
 from discovery_crawler.urls.normalize import twin_key
 
@@ -48,8 +48,7 @@ class ScorePipeline(BatchStage):
     def open_spider(self) -> None:
         super().open_spider()
         settings = self.crawler.settings
-        extra = tuple(settings.getlist("SELECTION_PILLAR_KEYWORDS"))
-        self.rater = Rater(PILLAR_KEYWORDS + extra)
+        self.rater = Rater(pillar_keywords(settings))
         opts = self.options
         self.plan = plan_selection(
             cap=opts.cap,
@@ -71,7 +70,10 @@ class ScorePipeline(BatchStage):
         records = item.records
         # Sitemap batches carry no fetched fields (title, links): two look-ups a URL saved.
         fetched = item.source != "sitemap"
-        totals, types, slots = self.rater.rate_many(records, fetched, write=True)
+        if item.normalized is not None:
+            totals, types, slots = self._rate_from_facts(records)
+        else:
+            totals, types, slots = self.rater.rate_many(records, fetched, write=True)
         self.selector.sources[item.source] += len(records)
         self.selector.offer_many(records, totals, types, slots)
         self.histogram.update(totals)
@@ -82,6 +84,36 @@ class ScorePipeline(BatchStage):
         listed.count += len(records)
         self.stats.inc_value("selection/scored", len(records))
         return item
+
+    def _rate_from_facts(
+        self, records: list[dict[str, Any]]
+    ) -> tuple[list[int], list[str], list[str | None]]:
+        """``rate_many`` for records whose facts the sitemap worker worked out (the same
+        rater, run there): only the auth rule, which needs the filter stage's flags, is
+        added here. Records without facts (hreflang alternates) are rated here."""
+        totals: list[int] = []
+        types: list[Any] = []
+        slots: list[str | None] = []
+        missing = []
+        for i, rec in enumerate(records):
+            facts = rec.get(URL_FACTS)
+            if facts is None:
+                missing.append(i)
+                total, kind, slot = 0, None, None
+            else:
+                total, kind, slot = facts[0], facts[1], facts[2]
+                flags = rec.get("flags")
+                if flags and "requires_auth" in flags:
+                    total += AUTH
+                rec["score"] = total
+            totals.append(total)
+            types.append(kind)
+            slots.append(slot)
+        if missing:
+            rated = self.rater.rate_many([records[i] for i in missing], False, write=True)
+            for i, total, kind, slot in zip(missing, *rated, strict=True):
+                totals[i], types[i], slots[i] = total, kind, slot
+        return totals, types, slots
 
     def close_spider(self) -> None:
         selection = self.selector.result()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from discovery_crawler.items import UrlBatch
-from discovery_crawler.urls.slugs import SlugAllocator, normalized_paths
+from discovery_crawler.items import URL_FACTS, UrlBatch
+from discovery_crawler.urls.slugs import SlugAllocator, bases_many, normalized_paths
 
 if TYPE_CHECKING:
     from typing import Self
@@ -30,8 +30,16 @@ class SlugPipeline:
             return item
         records = item.records
         urls = [rec["url"] for rec in records]
-        for rec, slug in zip(
-            records, self.allocator.slugs_many(urls, normalized_paths(urls)), strict=True
-        ):
+        if item.normalized is not None:  # base slugs from the sitemap worker
+            bases = [facts[3] if (facts := rec.get(URL_FACTS)) else None for rec in records]
+            missing = [i for i, base in enumerate(bases) if base is None]
+            if missing:
+                paths = normalized_paths([urls[i] for i in missing])
+                for i, base in zip(missing, bases_many(paths), strict=True):
+                    bases[i] = base
+            slugs = self.allocator.slugs_many(urls, bases=bases)  # type: ignore[arg-type]
+        else:
+            slugs = self.allocator.slugs_many(urls, normalized_paths(urls))
+        for rec, slug in zip(records, slugs, strict=True):
             rec["slug"] = slug
         return item

@@ -145,7 +145,8 @@ class StatePipeline:
                 self._check_site()
                 state = self.state
             if state is not None:
-                state.observe(item.records)
+                # Batches that passed the dedup stage hold URLs new to the run.
+                state.observe(item.records, unique=item.seen is self.record.seen)
         preview = self.preview
         if preview is not None:
             preview.add(item.records)

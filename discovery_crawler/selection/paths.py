@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 # SPEC §8: the IA-pillar keywords (English; extendable by SELECTION_PILLAR_KEYWORDS).
 PILLAR_KEYWORDS: tuple[str, ...] = (
@@ -69,6 +70,11 @@ def keyword_matcher(keywords: Iterable[str]) -> re.Pattern[str]:
 
 
 DEFAULT_KEYWORDS = keyword_matcher(PILLAR_KEYWORDS)
+
+
+def pillar_keywords(settings: Any) -> tuple[str, ...]:
+    """The run's pillar keywords: SPEC §8's plus the ``SELECTION_PILLAR_KEYWORDS`` setting."""
+    return PILLAR_KEYWORDS + tuple(settings.getlist("SELECTION_PILLAR_KEYWORDS"))
 
 
 @dataclass(frozen=True, slots=True)

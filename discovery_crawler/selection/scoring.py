@@ -199,6 +199,7 @@ class Rater:
     """Totals, page types and slots of a batch of records (the pipeline's hot path)."""
 
     def __init__(self, keywords: Iterable[str] | None = None):
+        self.words = tuple(keywords) if keywords is not None else None  # as given
         self.keywords = keyword_matcher(keywords) if keywords is not None else DEFAULT_KEYWORDS
         self._prefixes: dict[str, _Prefix] = {}
         self._kw_search = self.keywords.search

@@ -209,7 +209,9 @@ class PathTree:
             for node in chain:
                 tally = node.tally
                 tally[key] = tally.get(key, 0) + count
-            if target is None:
+            if target is None or parent in open_targets:
+                # Open: ``_add_leaves`` counts every URL of this parent, whatever its
+                # combination (a walk in this batch may have filled the node since).
                 continue
             if self._room(target):
                 open_targets[parent] = target

@@ -13,6 +13,8 @@ normalization happen in the URL pipeline, in batches).
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -61,6 +63,16 @@ class ParseResult:
         self.malformed_count += 1
         if len(self.malformed) < cap:
             self.malformed.append(raw[:500])
+
+
+@functools.lru_cache(maxsize=256)  # a site uses a handful of priority values
+def priority_value(value: str) -> float | str:
+    """A sitemap priority as a number when it is a finite one, else as written."""
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return number if math.isfinite(number) else value
 
 
 class _SkipLeadingWhitespace:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.spiders import SitemapSpider
+from scrapy.utils.reactor import is_asyncio_reactor_installed
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 
 from discovery_crawler.arguments import ArgumentError, RunOptions
@@ -32,9 +33,11 @@ from discovery_crawler.items import UrlBatch
 from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME
 from discovery_crawler.profiles import available_profiles, load_profile
 from discovery_crawler.run_record import RunRecord
+from discovery_crawler.selection.paths import pillar_keywords
 from discovery_crawler.sitemaps.attempts import SitemapAttempt, content_preference
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
+from discovery_crawler.sitemaps.worker import ParseWorker, WorkerFailed
 from discovery_crawler.urls.normalize import OriginCache, UrlError, host_of, origin_of, resolve
 
 if TYPE_CHECKING:
@@ -118,6 +121,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         self.documents_scheduled = 0
         self.documents_skipped = 0
         self._parse_slots: asyncio.Semaphore | None = None
+        self._worker: ParseWorker | None = None
         self._fell_back = False
         check_budget_limits(self.options, load_profile(self.options.profile))
 
@@ -163,6 +167,12 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         self.max_depth = settings.getint("SITEMAP_MAX_DEPTH")
         self.max_bytes = settings.getint("SITEMAP_MAX_BYTES")
         self.parse_concurrency = max(1, settings.getint("SITEMAP_PARSE_CONCURRENCY"))
+        self.pillar_keywords = pillar_keywords(settings)
+        self.worker_min_bytes = (
+            max(1, settings.getint("SITEMAP_WORKER_MIN_BYTES"))
+            if settings.getbool("SITEMAP_PARSE_WORKER") and is_asyncio_reactor_installed()
+            else 0
+        )
         self.conventional_paths = settings.getlist("SITEMAP_CONVENTIONAL_PATHS")
         recorded: dict[str, Any] = {"HOST_INTERVAL": settings.getfloat("HOST_INTERVAL")}
         recorded.update((name, settings.getint(name)) for name in _SETTINGS_IN_LOG[1:])
@@ -407,31 +417,114 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
             self._parse_slots = asyncio.Semaphore(self.parse_concurrency)
         try:
             async with self._parse_slots:
-                for output in self._parse_document(response, attempt):
-                    yield output
+                if not self._parsable(response, attempt):
+                    return
+                if self._use_worker(response):
+                    async for output in self._parse_in_worker(response, attempt):
+                        yield output
+                else:
+                    for output in self._parse_document(response, attempt):
+                        yield output
         finally:
             self._done(attempt)
 
-    def _parse_document(self, response: Response, attempt: SitemapAttempt) -> Iterator[Any]:
+    def _parsable(self, response: Response, attempt: SitemapAttempt) -> bool:
         attempt.status = response.status
         if response.status >= 400 or response.status < 200:
             attempt.error = f"HTTP {response.status}"
-            return
+            return False
         if self._url_limit_reached():
             attempt.error = f"not parsed: SITEMAP_MAX_URLS ({self.max_urls:,}) already reached"
             self.record.skipped_sitemaps.append(
                 {"url": attempt.url, "parent": attempt.parent, "reason": "urls"}
             )
-            return
+            return False
+        return True
+
+    def _use_worker(self, response: Response) -> bool:
+        """Big documents parse in the sitemap worker (``sitemaps/worker.py``), started on
+        the first one; a worker that failed is not used again."""
+        if not self.worker_min_bytes or len(response.body) < self.worker_min_bytes:
+            return False
+        if self._worker is None:
+            self._worker = ParseWorker()
+            try:
+                self._worker.start()
+            except (OSError, RuntimeError) as exc:
+                self._worker.broken = f"could not start: {exc}"
+                self._worker_failed(self._worker.broken)
+        return self._worker.broken is None
+
+    def _worker_failed(self, why: str) -> None:
+        self.crawler.stats.inc_value("discovery/sitemaps/worker_failed")
+        self.record.note(f"sitemap worker: {why}; parsing in-process instead")
+        logger.error("sitemap worker: %s; parsing in-process instead", why)
+
+    async def _parse_in_worker(
+        self, response: Response, attempt: SitemapAttempt
+    ) -> AsyncIterator[Any]:
+        assert self._worker is not None
+        self.crawler.stats.inc_value("discovery/sitemaps/worker_documents")
+        base = response.url
+        sent = 0  # entries yielded: an in-process re-parse skips them
+        try:
+            async for kind, payload in self._worker.parse(
+                response.body,
+                base,
+                self.max_bytes,
+                self.batch_size,
+                self.origins.rewrite,
+                self.pillar_keywords,
+            ):
+                if kind == "batches":
+                    version = self.origins.version
+                    for entries in payload:
+                        sent += len(entries)
+                        yield UrlBatch("sitemap", base, entries, normalized=version)
+                    continue
+                result, too_large, rewritten = payload
+                for raw, to in rewritten.items():
+                    if len(self.origins.rewritten) < 100:
+                        self.origins.rewritten.setdefault(raw, to)
+                for output in self._finish_document(response, attempt, result, too_large):
+                    yield output
+        except WorkerFailed as exc:
+            self._worker_failed(str(exc))
+            for output in self._parse_document(response, attempt, skip=sent):
+                yield output
+
+    def _parse_document(
+        self, response: Response, attempt: SitemapAttempt, skip: int = 0
+    ) -> Iterator[Any]:
         base = response.url
         result = ParseResult()
         body = SitemapBody(response.body, self.max_bytes)
+        too_large = None
         try:
             for entries in iter_sitemap_batches(body, result, self.batch_size):
+                if skip:  # already yielded by a worker that died
+                    cut = min(skip, len(entries))
+                    skip -= cut
+                    entries = entries[cut:]
+                    if not entries:
+                        continue
                 yield UrlBatch("sitemap", base, entries)
         except SitemapTooLarge as exc:
+            too_large = str(exc)
+        yield from self._finish_document(response, attempt, result, too_large)
+
+    def _finish_document(
+        self,
+        response: Response,
+        attempt: SitemapAttempt,
+        result: ParseResult,
+        too_large: str | None,
+    ) -> Iterator[Any]:
+        base = response.url
+        if too_large is not None:
             attempt.error = (
-                f"refused: {exc} (SITEMAP_MAX_BYTES); a decompression bomb or an oversized sitemap"
+                f"refused: {too_large} (SITEMAP_MAX_BYTES); "
+                "a decompression bomb or an oversized sitemap"
             )
             self.crawler.stats.inc_value("discovery/sitemaps/too_large")
         self._fill_attempt(attempt, result, response)
@@ -486,6 +579,10 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
                 yield request
 
     # -- end of run ---------------------------------------------------------------------
+    def closed(self, reason: str) -> None:
+        if self._worker is not None:
+            self._worker.close()
+
     def finalize_record(self, reason: str | None = None) -> None:
         """Judge the run once everything is in: did discovery do its job? (idempotent)"""
         record = self.record

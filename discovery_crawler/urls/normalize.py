@@ -25,6 +25,7 @@ already normal: one compiled-regex search decides that, so the common URL costs 
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
 DEFAULT_PORTS = {"http": "80", "https": "443"}
@@ -87,6 +88,9 @@ class UrlError(ValueError):
         super().__init__(f"{reason}: {raw[:200]!r}")
         self.reason = reason
         self.raw = raw
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled by the sitemap worker
+        return (UrlError, (self.reason, self.raw))
 
 
 def resolve(raw: str, base: str) -> str:
@@ -173,6 +177,7 @@ class OriginCache:
         self._max = max_origins
         self.rewrite: dict[str, str] = {}
         self.rewritten: dict[str, str] = {}  # normalized origins a rewrite applied to
+        self.version = 0  # bumped by ``invalidate``: URLs normalized before may differ
 
     def origin(self, raw_origin: str) -> str:
         cached = self._origins.get(raw_origin)
@@ -244,6 +249,7 @@ class OriginCache:
     def invalidate(self) -> None:
         """Forget cached origins (after ``rewrite`` changed)."""
         self._origins.clear()
+        self.version += 1
 
 
 _DEFAULT = OriginCache()

@@ -209,10 +209,14 @@ class SlugAllocator:
         """The slug of one URL (see ``slugs_many``)."""
         return self.slugs_many([url], [path_of(url)])[0]
 
-    def slugs_many(self, urls: list[str], paths: list[str]) -> list[str]:
-        """The slugs of a batch of URLs, given each URL's path (``path_of``): its base slug
-        if free, else the base with the first free ``-N`` (N from 2)."""
-        bases = bases_many(paths)
+    def slugs_many(
+        self, urls: list[str], paths: list[str] | None = None, bases: list[str] | None = None
+    ) -> list[str]:
+        """The slugs of a batch of URLs, given each URL's path (``path_of``) or its base
+        slug (``bases_many``): the base if free, else with the first free ``-N`` (N ≥ 2)."""
+        if bases is None:
+            assert paths is not None, "slugs_many needs paths or bases"
+            bases = bases_many(paths)
         known = self._known
         if known:
             kept = [known.get(url) for url in urls]

@@ -1,0 +1,114 @@
+"""The feed's JSON lines, built by hand around ``json.encoder.encode_basestring`` (C)
+rather than ``json.dumps`` per record: measured here, 1.5 µs against 3.3 µs per URL — a
+quarter of the per-URL budget of a sitemap walk. No Scrapy imports: the sitemap worker
+(``sitemaps/worker.py``) renders each record's head with ``json_heads``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from json.encoder import encode_basestring
+from typing import Any
+
+from discovery_crawler.items import URL_FACTS
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value.__class__ is str:
+        return encode_basestring(value)
+    return _dumps(value)
+
+
+def _number(value: Any) -> str:
+    if value.__class__ is float and math.isfinite(value):
+        return repr(value)
+    return _value(value)
+
+
+def json_line(rec: dict[str, Any]) -> str:
+    """One record as a JSON object with the feed's fields in order (no newline)."""
+    return json_lines([rec])[:-1]
+
+
+_NO_TAIL = "}"
+_LINK_SOURCES = ("link", "seed")
+
+
+def _shared_prefix(source: str, sitemap: str | None) -> str:
+    """What follows the URL up to ``"lastmod": ``, shared by a batch's records."""
+    value = _value(sitemap)
+    # A page reached by links has no sitemap: its sources are empty, not [null].
+    sources = "" if sitemap is None and source in _LINK_SOURCES else value
+    return (
+        f'", "source": {encode_basestring(source)}, "sitemap": {value}, '
+        f'"sources": [{sources}], "lastmod": '
+    )
+
+
+def json_heads(records: list[dict[str, Any]]) -> list[str]:
+    """Each record's line up to its ``alternates`` (the fields of ``BASE_FIELDS``): what a
+    sitemap listing alone decides. The sitemap worker renders them off the main core."""
+    enc = encode_basestring
+    heads = []
+    shared: dict[tuple[str, str | None], str] = {}
+    for rec in records:
+        key = (rec["source"], rec["sitemap"])
+        prefix = shared.get(key)
+        if prefix is None:
+            prefix = shared[key] = _shared_prefix(*key)
+        lastmod = rec["lastmod"]
+        changefreq = rec["changefreq"]
+        alternates = rec["alternates"]
+        heads.append(
+            f'{{"url": {enc(rec["url"])[:-1]}{prefix}'
+            f"{enc(lastmod) if lastmod is not None else 'null'}, "
+            f'"priority": {_number(rec["priority"])}, '
+            f'"changefreq": {enc(changefreq) if changefreq is not None else "null"}, '
+            f'"alternates": {_dumps(alternates) if alternates is not None else "null"}'
+        )
+    return heads
+
+
+def json_lines(records: list[dict[str, Any]]) -> str:
+    """Many records, one JSON object a line (the per-URL hot path of the feed).
+
+    A record from the sitemap worker brings its head (``json_heads``) in its
+    ``URL_FACTS``; the others' heads are rendered here.
+    """
+    enc = encode_basestring
+    facts = [rec.get(URL_FACTS) for rec in records]
+    missing = [rec for rec, f in zip(records, facts, strict=True) if f is None or f[4] is None]
+    rendered = iter(json_heads(missing)) if missing else None
+    lines = []
+    for rec, f in zip(records, facts, strict=True):
+        head = f[4] if f is not None and f[4] is not None else next(rendered)  # type: ignore[arg-type]
+        kind = rec.get("kind")
+        flags = rec.get("flags")
+        slug = rec.get("slug")
+        score = rec.get("score")
+        change = rec.get("change")
+        if kind is None and flags is None and slug is None and score is None:
+            tail = _NO_TAIL  # the URL stages are off: their fields do not exist yet
+        else:
+            tail = (
+                f', "kind": {enc(kind) if kind is not None else "null"}, '
+                f'"flags": {_dumps(flags) if flags is not None else "null"}, '
+                f'"slug": {enc(slug) if slug is not None else "null"}, '
+                f'"score": {score if score.__class__ is int else _number(score)}, '
+                f'"change": {enc(change) if change is not None else "null"}}}'
+            )
+        if "via" in rec:  # a link-crawl record: citation and fetch fields
+            tail = (
+                f', "via": {_value(rec["via"])}, "found_on": {_value(rec.get("found_on"))}, '
+                f'"anchor": {_value(rec.get("anchor"))}, "depth": {_value(rec.get("depth"))}, '
+                f'"title": {_value(rec.get("title"))}, "status": {_value(rec.get("status"))}, '
+                f'"refusal": {_value(rec.get("refusal"))}' + tail
+            )
+        lines.append(head + tail)
+    lines.append("")
+    return "\n".join(lines)

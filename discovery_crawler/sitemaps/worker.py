@@ -1,0 +1,268 @@
+"""Sitemap parsing in a worker process, so the reactor's core runs the pipelines meanwhile.
+
+Why: on a 1M-URL walk, inflating, parsing and normalizing the locations is ~4 µs of pure
+Python a URL, on the same core as the item pipelines. A worker process does it on the
+second core, document by document, and streams back batches of entries whose ``loc`` is
+already normalized (``UrlBatch.normalized`` names the ``OriginCache.version`` it was done
+with; the normalize stage redoes it if the site's origin rewrites changed since).
+
+Why not ``concurrent.futures.ProcessPoolExecutor``: its ``spawn``/``forkserver`` children
+re-import the parent's ``__main__`` (the ``scrapy`` script, hence Scrapy: +40 MB and
+0.5 s), and ``fork`` copies a running reactor. This worker is ``python -m`` this module,
+which imports the parser and the normalizer only (~17 MB). Messages are pickles over two
+pipes (``multiprocessing.connection.Connection`` framing); a writer thread sends, so a
+busy worker never blocks the reactor, and a reader thread hands replies to the event loop.
+
+Only documents of at least ``SITEMAP_WORKER_MIN_BYTES`` go to the worker; small ones
+parse in-process (most sites: no worker is ever started). ``SITEMAP_PARSE_WORKER = False``
+turns it off. If the worker cannot start or dies, the spider logs one line and parses
+in-process from the entry where the worker stopped: nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import pickle
+import queue
+import subprocess
+import sys
+import threading
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from discovery_crawler.output.feed_lines import json_heads
+from discovery_crawler.selection.scoring import Rater
+from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
+from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches, priority_value
+from discovery_crawler.urls.normalize import OriginCache
+from discovery_crawler.urls.slugs import bases_many, normalized_paths
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+
+logger = logging.getLogger(__name__)
+
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
+CHUNK_BATCHES = 8  # batches per reply message: small enough to overlap, big enough to be cheap
+
+
+class WorkerFailed(Exception):
+    """The worker could not finish a document (it died, or failed to start)."""
+
+
+def worked_entries(
+    entries: list[tuple[Any, ...]], origins: OriginCache, base: str, rater: Rater
+) -> list[tuple[Any, ...]]:
+    """Entries as ``(url, lastmod, changefreq, priority, alternates, facts)``: ``url`` is
+    the normalized location (or the ``UrlError`` saying why it has none), ``facts`` what
+    later stages would work out from the listing alone (``items.URL_FACTS``), or None."""
+    urls = origins.normalize_many([e[0] for e in entries], base)
+    good = [
+        {
+            "url": url,
+            "source": "sitemap",
+            "sitemap": base,
+            "lastmod": entry[1] or None,
+            "priority": priority_value(entry[3]) if entry[3] else None,
+            "changefreq": entry[2] or None,
+            "alternates": None,
+        }
+        for url, entry in zip(urls, entries, strict=True)
+        if url.__class__ is str
+    ]
+    totals, types, slots = rater.rate_many(good, fetched=False)
+    bases = bases_many(normalized_paths([rec["url"] for rec in good]))
+    facts = iter(zip(totals, types, slots, bases, json_heads(good), strict=True))
+    out = []
+    for url, entry in zip(urls, entries, strict=True):
+        alternates = entry[4] if len(entry) > 4 else None
+        if url.__class__ is not str:
+            out.append((url, entry[1], entry[2], entry[3], None, None))
+        elif alternates:  # the normalize stage works them out, and the line's head with them
+            out.append((url, entry[1], entry[2], entry[3], alternates, (*next(facts)[:4], None)))
+        else:
+            out.append((url, entry[1], entry[2], entry[3], None, next(facts)))
+    return out
+
+
+def parse_document(
+    body: bytes,
+    base: str,
+    max_bytes: int,
+    batch_size: int,
+    origins: OriginCache,
+    rater: Rater,
+    chunk: int = CHUNK_BATCHES,
+) -> Iterator[tuple[str, Any]]:
+    """Parse one document; yield ``("batches", [batch, ...])`` as they are ready, then
+    ``("done", (result, too_large, rewritten))``. Pure: runs in the worker, and in tests."""
+    result = ParseResult()
+    too_large = None
+    pending: list[list[tuple[Any, ...]]] = []
+    try:
+        for entries in iter_sitemap_batches(SitemapBody(body, max_bytes), result, batch_size):
+            pending.append(worked_entries(entries, origins, base, rater))
+            if len(pending) >= chunk:
+                yield "batches", pending
+                pending = []
+    except SitemapTooLarge as exc:
+        too_large = str(exc)
+    if pending:
+        yield "batches", pending
+    yield "done", (result, too_large, dict(origins.rewritten))
+
+
+def serve(reader: Connection, writer: Connection) -> None:
+    """The worker's loop: one task at a time, replies streamed in chunks."""
+    origins = OriginCache()
+    rater = Rater()
+    for task in iter(_receiver(reader), None):
+        task_id, body, base, max_bytes, batch_size, rewrite, keywords = task
+        if rewrite != origins.rewrite:
+            origins = OriginCache()
+            origins.rewrite.update(rewrite)
+        if keywords != rater.words:
+            rater = Rater(keywords)
+        try:
+            for kind, payload in parse_document(body, base, max_bytes, batch_size, origins, rater):
+                writer.send_bytes(pickle.dumps((kind, task_id, payload), _PROTOCOL))
+        except Exception as exc:  # a parser bug: the spider re-parses in-process
+            writer.send_bytes(pickle.dumps(("failed", task_id, repr(exc)), _PROTOCOL))
+
+
+def _receiver(reader: Connection) -> Any:
+    def receive() -> Any:
+        try:
+            return pickle.loads(reader.recv_bytes())
+        except EOFError:  # the spider closed the pipe: done
+            return None
+
+    return receive
+
+
+class ParseWorker:
+    """The spider's side: starts the worker, sends documents, streams replies."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[bytes] | None = None
+        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._tasks: dict[int, asyncio.Queue[tuple[str, int, Any]]] = {}
+        self._ids = itertools.count(1)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.broken: str | None = None  # why the worker is unusable, once it is
+        self.documents = 0
+
+    def start(self) -> None:
+        """Start the worker process and its two pipe threads; raise ``OSError`` if not."""
+        self._loop = asyncio.get_running_loop()
+        to_worker_r, to_worker_w = os.pipe()
+        from_worker_r, from_worker_w = os.pipe()
+        env = dict(os.environ)
+        package_root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", __name__, str(to_worker_r), str(from_worker_w)],
+                pass_fds=(to_worker_r, from_worker_w),
+                stdin=subprocess.DEVNULL,
+                env=env,
+            )
+        finally:
+            os.close(to_worker_r)
+            os.close(from_worker_w)
+        self._writer = Connection(to_worker_w, readable=False)
+        self._reader = Connection(from_worker_r, writable=False)
+        threading.Thread(target=self._send_loop, name="sitemap-worker-send", daemon=True).start()
+        threading.Thread(target=self._read_loop, name="sitemap-worker-read", daemon=True).start()
+
+    def _send_loop(self) -> None:
+        while (data := self._outbox.get()) is not None:
+            try:
+                self._writer.send_bytes(data)
+            except OSError:
+                return  # the reader sees the worker's end and reports it
+        self._writer.close()
+
+    def _read_loop(self) -> None:
+        loop = self._loop
+        assert loop is not None
+        while True:
+            try:
+                message = pickle.loads(self._reader.recv_bytes())
+            except (EOFError, OSError):
+                break
+            loop.call_soon_threadsafe(self._deliver, message)
+        self._reader.close()
+        loop.call_soon_threadsafe(self._fail_all, "the worker process exited")
+
+    def _deliver(self, message: tuple[str, int, Any]) -> None:
+        task = self._tasks.get(message[1])
+        if task is not None:
+            task.put_nowait(message)
+
+    def _fail_all(self, why: str) -> None:
+        if self.broken is None:
+            self.broken = why
+        for task_id, task in self._tasks.items():
+            task.put_nowait(("failed", task_id, why))
+
+    async def parse(
+        self,
+        body: bytes,
+        base: str,
+        max_bytes: int,
+        batch_size: int,
+        rewrite: dict[str, str],
+        keywords: tuple[str, ...],
+    ) -> AsyncIterator[tuple[str, Any]]:
+        """Parse a document in the worker: ``("batches", [...])`` then ``("done", ...)``;
+        raises ``WorkerFailed`` if the worker cannot finish it."""
+        if self.broken is not None:
+            raise WorkerFailed(self.broken)
+        task_id = next(self._ids)
+        replies: asyncio.Queue[tuple[str, int, Any]] = asyncio.Queue()
+        self._tasks[task_id] = replies
+        self.documents += 1
+        self._outbox.put(
+            pickle.dumps(
+                (task_id, body, base, max_bytes, batch_size, dict(rewrite), keywords), _PROTOCOL
+            )
+        )
+        try:
+            while True:
+                kind, _, payload = await replies.get()
+                if kind == "failed":
+                    raise WorkerFailed(payload)
+                yield kind, payload
+                if kind == "done":
+                    return
+        finally:
+            del self._tasks[task_id]
+
+    def close(self) -> None:
+        """Close the pipe (the worker exits at EOF) and reap the process."""
+        self._outbox.put(None)
+        process = self._process
+        if process is not None:
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def main(argv: list[str]) -> int:
+    reader = Connection(int(argv[0]), writable=False)
+    writer = Connection(int(argv[1]), readable=False)
+    with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
+        serve(reader, writer)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

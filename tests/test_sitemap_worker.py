@@ -1,0 +1,257 @@
+"""The sitemap worker process (``sitemaps/worker.py``): what it sends back is what the
+stages would have worked out in-process, a real crawl gives the same inventory either way,
+and a worker that dies mid-document loses nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import pickle
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from discovery_crawler.items import URL_FACTS
+from discovery_crawler.output.feed_lines import json_heads, json_lines
+from discovery_crawler.selection.scoring import Rater
+from discovery_crawler.sitemaps.body import SitemapTooLarge
+from discovery_crawler.sitemaps.parser import ParseResult, priority_value
+from discovery_crawler.sitemaps.worker import (
+    ParseWorker,
+    WorkerFailed,
+    parse_document,
+    worked_entries,
+)
+from discovery_crawler.urls.normalize import OriginCache, UrlError
+from discovery_crawler.urls.slugs import bases_many, normalized_paths
+from tests.conftest import ROOT, realdata
+
+SITE = "https://example.com"
+BASE = f"{SITE}/sitemap.xml"
+
+
+def urlset(locs: list[str], extra: str = "") -> bytes:
+    items = "".join(
+        f"<url><loc>{loc}</loc><lastmod>2026-01-0{i % 9 + 1}</lastmod>"
+        f"<changefreq>weekly</changefreq><priority>0.{i % 10}</priority>{extra}</url>"
+        for i, loc in enumerate(locs)
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' + items + "</urlset>"
+    ).encode()
+
+
+def in_process(entries: list[tuple[Any, ...]], base: str = BASE) -> list[dict[str, Any]]:
+    """The records the normalize stage builds from raw entries (no worker)."""
+    urls = OriginCache().normalize_many([e[0] for e in entries], base)
+    return [
+        {
+            "url": url,
+            "source": "sitemap",
+            "sitemap": base,
+            "lastmod": e[1] or None,
+            "priority": priority_value(e[3]) if e[3] else None,
+            "changefreq": e[2] or None,
+            "alternates": None,
+        }
+        for url, e in zip(urls, entries, strict=True)
+        if url.__class__ is str
+    ]
+
+
+def test_url_error_survives_pickling():
+    error = pickle.loads(pickle.dumps(UrlError("invalid IDNA host", "http://xn--/")))
+    assert isinstance(error, UrlError)
+    assert (error.reason, error.raw) == ("invalid IDNA host", "http://xn--/")
+
+
+SEGMENT = st.text(alphabet="abcXYZ019-_.~%é/?=&", min_size=0, max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(SEGMENT, SEGMENT), min_size=1, max_size=30))
+def test_worked_entries_are_what_the_stages_work_out(pairs):
+    """Per entry: the normalized URL (or its UrlError) and facts equal to the in-process
+    rater, base slugs and feed-line heads on the records the normalize stage builds."""
+    entries = [
+        (f"/{a}/{b}" if i % 7 else f"{SITE}/{a}?{b}", "2026-01-01", "daily", "0.5")
+        for i, (a, b) in enumerate(pairs)
+    ]
+    entries.append(("javascript:alert(1)", "", "", ""))
+    worked = worked_entries(entries, OriginCache(), BASE, Rater())
+    expected_urls = OriginCache().normalize_many([e[0] for e in entries], BASE)
+    assert len(worked) == len(entries)
+    for got, want in zip(worked, expected_urls, strict=True):
+        if isinstance(want, UrlError):
+            assert isinstance(got[0], UrlError) and got[0].reason == want.reason
+            assert got[5] is None
+        else:
+            assert got[0] == want
+    records = in_process(entries)
+    facts = [w[5] for w in worked if w[5] is not None]
+    totals, types, slots = Rater().rate_many(records, fetched=False)
+    assert [f[:3] for f in facts] == list(zip(totals, types, slots, strict=True))
+    urls = [r["url"] for r in records]
+    assert [f[3] for f in facts] == bases_many(normalized_paths(urls))
+    assert [f[4] for f in facts] == json_heads(records)
+
+
+def test_a_line_from_worker_facts_equals_the_line_rendered_here():
+    entries = [(f"{SITE}/blog/post-{i}/", "2026-01-01", "weekly", "0.8") for i in range(5)]
+    worked = worked_entries(entries, OriginCache(), BASE, Rater())
+    plain = in_process(entries)
+    for rec, w in zip(plain, worked, strict=True):
+        rec.update(kind="page", flags=None, slug=w[5][3], score=w[5][0], change="new")
+    with_facts = [{**rec, URL_FACTS: w[5]} for rec, w in zip(plain, worked, strict=True)]
+    assert json_lines(with_facts) == json_lines(plain)
+
+
+def test_alternates_are_left_to_the_normalize_stage():
+    entries = [(f"{SITE}/a/", "", "", "", (("de", "/de/a/"),))]
+    (worked,) = worked_entries(entries, OriginCache(), BASE, Rater())
+    assert worked[4] == (("de", "/de/a/"),)  # raw: normalized with the record
+    assert worked[5][4] is None  # no head: the alternates are part of it
+
+
+def test_parse_document_streams_chunks_then_reports():
+    locs = [f"{SITE}/p/{i}/" for i in range(2_500)]
+    body = gzip.compress(urlset(locs))
+    messages = list(parse_document(body, BASE, 0, 100, OriginCache(), Rater(), chunk=8))
+    kinds = [kind for kind, _ in messages]
+    assert kinds == ["batches", "batches", "batches", "batches", "done"]
+    assert [len(p) for k, p in messages if k == "batches"] == [8, 8, 8, 1]
+    urls = [e[0] for k, p in messages if k == "batches" for batch in p for e in batch]
+    assert urls == locs
+    result, too_large, _rewritten = messages[-1][1]
+    assert isinstance(result, ParseResult) and result.urls == 2_500 and result.gzipped
+    assert too_large is None
+
+
+def test_parse_document_refuses_a_bomb_with_the_reason():
+    body = gzip.compress(urlset([f"{SITE}/{i}" for i in range(5_000)]))
+    messages = list(parse_document(body, BASE, 10_000, 100, OriginCache(), Rater()))
+    kind, (result, too_large, _) = messages[-1]
+    assert kind == "done" and too_large == str(SitemapTooLarge(10_000))
+    assert result.decompressed_bytes <= 10_000 + 65_536  # stopped at the cap, not at the end
+
+
+def test_the_worker_process_round_trip_and_death():
+    """A real worker process: same entries as in-process; after it dies, a clear error."""
+    locs = [f"{SITE}/docs/page-{i}.html" for i in range(3_000)] + ["http://[::1"]
+    body = gzip.compress(urlset(locs))
+
+    async def run() -> tuple[list[Any], Any, str]:
+        pool = ParseWorker()
+        pool.start()
+        got: list[Any] = []
+        done = None
+        async for kind, payload in pool.parse(body, BASE, 0, 1000, {}, ()):
+            if kind == "batches":
+                got.extend(e for batch in payload for e in batch)
+            else:
+                done = payload
+        assert pool._process is not None
+        pool._process.kill()
+        pool._process.wait()
+        with pytest.raises(WorkerFailed) as failed:
+            for _ in range(50):  # the reader thread sees the end of the pipe
+                async for _ in pool.parse(body, BASE, 0, 1000, {}, ()):
+                    pass
+                await asyncio.sleep(0.05)
+        pool.close()
+        return got, done, str(failed.value)
+
+    got, done, why = asyncio.run(run())
+    expected = OriginCache().normalize_many(locs, BASE)
+    assert [e[0] for e in got[:-1]] == expected[:-1]
+    assert isinstance(got[-1][0], UrlError) and got[-1][0].reason == expected[-1].reason
+    assert done[0].urls == len(locs)
+    assert "exited" in why
+
+
+def _sorted_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(records, key=lambda r: r["url"])
+
+
+def _summary(result: Any) -> dict[str, Any]:
+    """The crawl log's account, without what depends on the order documents arrived in
+    (attempt timings, the first URLs listed with their breakdowns)."""
+    run = result.run
+    discovery = {k: v for k, v in run["discovery"].items() if k != "sitemap_attempts"}
+    selection = {k: v for k, v in run["selection"].items() if k != "scores"}
+    return {"discovery": discovery, "selection": selection, "groups": run["groups"]}
+
+
+@pytest.mark.parametrize(
+    ("folder", "path"),
+    [
+        ("wordpress-yoast-simplystatic-360muslimexperts", "/sitemap_index.xml"),
+        ("hugo-multilingual-ayatoashihara", "/sitemap.xml"),  # relative hreflang alternates
+        ("stormcrawler", "/tripadvisor.sitemap.xml.gz"),  # 50,000 URLs, app alternates
+        ("sitemapjs-refinebio", "/sitemap-1.xml.gz"),  # 36,005 URLs on one line
+    ],
+)
+def test_real_sitemaps_give_the_same_inventory_with_and_without_the_worker(
+    serve, tmp_path, folder, path
+):
+    """Every document through the worker (threshold 1 byte) vs none: the same records
+    (slugs, scores, heads of lines), counts, kinds, drops, groups and selection."""
+    from tests.conftest import run_discover
+
+    server = serve(realdata("sitemaps", folder))
+    url = server.url(path)
+    # One document at a time: which sitemap lists a URL first decides its record.
+    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1}
+    on = run_discover(url, tmp_path / "on", settings={**one, "SITEMAP_WORKER_MIN_BYTES": 1})
+    off = run_discover(url, tmp_path / "off", settings={**one, "SITEMAP_PARSE_WORKER": False})
+    assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:] + off.stderr[-3000:]
+    assert "'discovery/sitemaps/worker_documents'" in on.stderr
+    assert "worker_documents" not in off.stderr
+    assert on.records and _sorted_records(on.records) == _sorted_records(off.records)
+    assert _summary(on) == _summary(off)
+
+
+def _big_site(root: Path, children: int, per_child: int) -> int:
+    root.mkdir(parents=True, exist_ok=True)
+    index = "".join(f"<sitemap><loc>/s-{c}.xml.gz</loc></sitemap>" for c in range(children))
+    (root / "sitemap_index.xml").write_text(
+        '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + index
+        + "</sitemapindex>"
+    )
+    for c in range(children):
+        locs = [f"/section-{c}/article-{c}-{i}/" for i in range(per_child)]
+        (root / f"s-{c}.xml.gz").write_bytes(gzip.compress(urlset(locs)))
+    return children * per_child
+
+
+def test_a_worker_killed_mid_document_loses_nothing(serve, tmp_path):
+    total = _big_site(tmp_path / "site", children=3, per_child=20_000)
+    server = serve(tmp_path / "site")
+    from tests.conftest import run_discover
+
+    result = run_discover(
+        server.url("/sitemap_index.xml"),
+        tmp_path,
+        settings={"SITEMAP_WORKER_MIN_BYTES": 1, "LOG_LEVEL": "INFO"},
+        command=[sys.executable, str(ROOT / "tests" / "probes" / "worker_death.py")],
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    urls = result.urls
+    assert len(urls) == len(set(urls)) == total
+    notes = " ".join(result.discovery["notes"])
+    assert "sitemap worker: the worker process exited; parsing in-process instead" in notes
+    assert "'discovery/sitemaps/worker_failed'" in result.stderr
+    assert result.stderr.count("sitemap worker:") >= 1
+
+
+def test_small_sitemaps_never_start_a_worker(serve, discover):
+    server = serve(realdata("sitemaps", "crawler-commons"))
+    result = discover(server.url("/sitemap.ns.xml"), settings={"LOG_LEVEL": "INFO"})
+    assert result.returncode == 0 and len(result.records) == 2
+    assert "worker_documents" not in result.stderr
