@@ -8,6 +8,7 @@ import asyncio
 import gzip
 import pickle
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -216,6 +217,20 @@ def test_real_sitemaps_give_the_same_inventory_with_and_without_the_worker(
     assert _summary(on) == _summary(off)
 
 
+@pytest.mark.parametrize("feed", ["inventory.csv", "inventory.json"])
+def test_csv_and_json_feeds_are_the_same_with_and_without_the_worker(serve, tmp_path, feed):
+    from tests.conftest import run_discover
+
+    server = serve(realdata("sitemaps", "stormcrawler"))
+    url = server.url("/tripadvisor.sitemap.xml.gz")
+    on = run_discover(url, tmp_path / "on", feed=feed, settings={"SITEMAP_WORKER_MIN_BYTES": 1})
+    off = run_discover(url, tmp_path / "off", feed=feed, settings={"SITEMAP_PARSE_WORKER": 0})
+    assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:] + off.stderr[-3000:]
+    lines = on.raw_feed.splitlines()
+    assert len(lines) > 50_000 and "_facts" not in on.raw_feed
+    assert sorted(lines) == sorted(off.raw_feed.splitlines())
+
+
 def _big_site(root: Path, children: int, per_child: int) -> int:
     root.mkdir(parents=True, exist_ok=True)
     index = "".join(f"<sitemap><loc>/s-{c}.xml.gz</loc></sitemap>" for c in range(children))
@@ -248,6 +263,28 @@ def test_a_worker_killed_mid_document_loses_nothing(serve, tmp_path):
     assert "sitemap worker: the worker process exited; parsing in-process instead" in notes
     assert "'discovery/sitemaps/worker_failed'" in result.stderr
     assert result.stderr.count("sitemap worker:") >= 1
+
+
+def test_a_spider_closed_early_stops_its_busy_worker(serve, tmp_path):
+    """CLOSESPIDER_ITEMCOUNT closes the spider while the worker is mid-tree: the run ends
+    promptly (a busy worker is killed, not waited for), says why it finished, and what was
+    in flight is written once."""
+    _big_site(tmp_path / "site", children=4, per_child=20_000)
+    server = serve(tmp_path / "site")
+    from tests.conftest import run_discover
+
+    started = time.monotonic()
+    result = run_discover(
+        server.url("/sitemap_index.xml"),
+        tmp_path,
+        settings={"SITEMAP_WORKER_MIN_BYTES": 1, "CLOSESPIDER_ITEMCOUNT": 1},
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.run["finish_reason"] == "closespider_itemcount"
+    assert 0 < len(result.records) == len(set(result.urls)) <= 80_000
+    assert time.monotonic() - started < 30
+    assert "Traceback" not in result.stderr
 
 
 def test_small_sitemaps_never_start_a_worker(serve, discover):

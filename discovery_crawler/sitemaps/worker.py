@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import logging
 import os
 import pickle
 import queue
@@ -45,10 +44,11 @@ from discovery_crawler.urls.slugs import bases_many, normalized_paths
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
-logger = logging.getLogger(__name__)
-
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
-CHUNK_BATCHES = 8  # batches per reply message: small enough to overlap, big enough to be cheap
+CHUNK_BATCHES = 4  # batches per reply message: small enough to overlap, big enough to be cheap
+# Replies read but not yet taken by the spider: past this the reader stops reading, the pipe
+# fills and the worker waits, so a worker faster than the pipelines cannot pile up results.
+MAX_BUFFERED = 3
 
 
 class WorkerFailed(Exception):
@@ -155,6 +155,7 @@ class ParseWorker:
         self._ids = itertools.count(1)
         self._loop: asyncio.AbstractEventLoop | None = None
         self.broken: str | None = None  # why the worker is unusable, once it is
+        self._credits = threading.Semaphore(MAX_BUFFERED)
         self.documents = 0
 
     def start(self) -> None:
@@ -192,24 +193,28 @@ class ParseWorker:
         loop = self._loop
         assert loop is not None
         while True:
+            self._credits.acquire()  # given back when the spider takes the reply
             try:
                 message = pickle.loads(self._reader.recv_bytes())
             except (EOFError, OSError):
                 break
             loop.call_soon_threadsafe(self._deliver, message)
         self._reader.close()
-        loop.call_soon_threadsafe(self._fail_all, "the worker process exited")
+        with contextlib.suppress(RuntimeError):  # the event loop is already closed
+            loop.call_soon_threadsafe(self._fail_all, "the worker process exited")
 
     def _deliver(self, message: tuple[str, int, Any]) -> None:
         task = self._tasks.get(message[1])
         if task is not None:
             task.put_nowait(message)
+        else:  # its document was abandoned (the spider closed): nobody will take it
+            self._credits.release()
 
     def _fail_all(self, why: str) -> None:
         if self.broken is None:
             self.broken = why
         for task_id, task in self._tasks.items():
-            task.put_nowait(("failed", task_id, why))
+            task.put_nowait(("exited", task_id, why))
 
     async def parse(
         self,
@@ -236,6 +241,9 @@ class ParseWorker:
         try:
             while True:
                 kind, _, payload = await replies.get()
+                if kind == "exited":  # put here by the reader's end, not read from the pipe
+                    raise WorkerFailed(payload)
+                self._credits.release()
                 if kind == "failed":
                     raise WorkerFailed(payload)
                 yield kind, payload
@@ -243,14 +251,20 @@ class ParseWorker:
                     return
         finally:
             del self._tasks[task_id]
+            while not replies.empty():  # abandoned: give back what it will never take
+                if replies.get_nowait()[0] != "exited":
+                    self._credits.release()
 
     def close(self) -> None:
-        """Close the pipe (the worker exits at EOF) and reap the process."""
+        """Close the pipe (the worker exits at EOF) and reap the process; a worker still
+        busy with a document nobody will read (the spider closed early) is killed."""
         self._outbox.put(None)
+        for _ in range(MAX_BUFFERED):  # unblock the reader if it waits for the spider
+            self._credits.release()
         process = self._process
         if process is not None:
             try:
-                process.wait(timeout=5)
+                process.wait(timeout=1)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
