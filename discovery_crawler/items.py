@@ -43,7 +43,7 @@ RECORD_FIELDS = (
 )
 # Not a feed field: on a record from the sitemap worker, what later stages would work out
 # from its listing alone — (score without the auth rule, page type, selection slot, base
-# slug, the feed line's head or None). Stages use it when present; it is never exported.
+# slug, the feed line's head or '' / None). Stages use it when present; it is never exported.
 URL_FACTS = "_facts"
 STAGE_FIELDS = ("kind", "flags", "slug", "score", "change")
 CRAWL_FIELDS = ("via", "found_on", "anchor", "depth", "title", "status", "refusal")

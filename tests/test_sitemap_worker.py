@@ -24,8 +24,9 @@ from discovery_crawler.sitemaps.parser import ParseResult, priority_value
 from discovery_crawler.sitemaps.worker import (
     ParseWorker,
     WorkerFailed,
+    entries_of,
     parse_document,
-    worked_entries,
+    worked_batch,
 )
 from discovery_crawler.urls.normalize import OriginCache, UrlError
 from discovery_crawler.urls.slugs import bases_many, normalized_paths
@@ -45,6 +46,12 @@ def urlset(locs: list[str], extra: str = "") -> bytes:
         '<?xml version="1.0" encoding="UTF-8"?>'
         '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' + items + "</urlset>"
     ).encode()
+
+
+def worked_entries(entries: list[tuple[Any, ...]], base: str = BASE) -> list[tuple[Any, ...]]:
+    """What the spider gets back from the worker for a batch (through pickling)."""
+    batch = worked_batch(entries, OriginCache(), base, Rater())
+    return entries_of(pickle.loads(pickle.dumps(batch, pickle.HIGHEST_PROTOCOL)))
 
 
 def in_process(entries: list[tuple[Any, ...]], base: str = BASE) -> list[dict[str, Any]]:
@@ -84,7 +91,7 @@ def test_worked_entries_are_what_the_stages_work_out(pairs):
         for i, (a, b) in enumerate(pairs)
     ]
     entries.append(("javascript:alert(1)", "", "", ""))
-    worked = worked_entries(entries, OriginCache(), BASE, Rater())
+    worked = worked_entries(entries)
     expected_urls = OriginCache().normalize_many([e[0] for e in entries], BASE)
     assert len(worked) == len(entries)
     for got, want in zip(worked, expected_urls, strict=True):
@@ -100,11 +107,12 @@ def test_worked_entries_are_what_the_stages_work_out(pairs):
     urls = [r["url"] for r in records]
     assert [f[3] for f in facts] == bases_many(normalized_paths(urls))
     assert [f[4] for f in facts] == json_heads(records)
+    assert all(w[4] is None for w in worked)  # no alternates in these entries
 
 
 def test_a_line_from_worker_facts_equals_the_line_rendered_here():
     entries = [(f"{SITE}/blog/post-{i}/", "2026-01-01", "weekly", "0.8") for i in range(5)]
-    worked = worked_entries(entries, OriginCache(), BASE, Rater())
+    worked = worked_entries(entries)
     plain = in_process(entries)
     for rec, w in zip(plain, worked, strict=True):
         rec.update(kind="page", flags=None, slug=w[5][3], score=w[5][0], change="new")
@@ -114,9 +122,19 @@ def test_a_line_from_worker_facts_equals_the_line_rendered_here():
 
 def test_alternates_are_left_to_the_normalize_stage():
     entries = [(f"{SITE}/a/", "", "", "", (("de", "/de/a/"),))]
-    (worked,) = worked_entries(entries, OriginCache(), BASE, Rater())
+    (worked,) = worked_entries(entries)
     assert worked[4] == (("de", "/de/a/"),)  # raw: normalized with the record
-    assert worked[5][4] is None  # no head: the alternates are part of it
+    assert not worked[5][4]  # no head: the alternates are part of it
+
+
+def test_columns_with_a_nul_or_no_entries_round_trip():
+    """Columns travel as NUL-joined strings; a value holding a NUL (no XML value can) keeps
+    its column a list, and an empty batch stays empty."""
+    entries = [(f"{SITE}/a/", "2026\x0001", "", ""), (f"{SITE}/b/", "", "daily", "0.3")]
+    worked = worked_entries(entries)
+    assert [w[1] for w in worked] == ["2026\x0001", ""]
+    assert [w[2] for w in worked] == ["", "daily"]
+    assert worked_entries([]) == []
 
 
 def test_parse_document_streams_chunks_then_reports():
@@ -126,7 +144,7 @@ def test_parse_document_streams_chunks_then_reports():
     kinds = [kind for kind, _ in messages]
     assert kinds == ["batches", "batches", "batches", "batches", "done"]
     assert [len(p) for k, p in messages if k == "batches"] == [8, 8, 8, 1]
-    urls = [e[0] for k, p in messages if k == "batches" for batch in p for e in batch]
+    urls = [e[0] for k, p in messages if k == "batches" for b in p for e in entries_of(b)]
     assert urls == locs
     result, too_large, _rewritten = messages[-1][1]
     assert isinstance(result, ParseResult) and result.urls == 2_500 and result.gzipped
@@ -153,7 +171,7 @@ def test_the_worker_process_round_trip_and_death():
         done = None
         async for kind, payload in pool.parse(body, BASE, 0, 1000, {}, ()):
             if kind == "batches":
-                got.extend(e for batch in payload for e in batch)
+                got.extend(e for batch in payload for e in entries_of(batch))
             else:
                 done = payload
         assert pool._process is not None

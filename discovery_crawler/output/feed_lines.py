@@ -82,11 +82,11 @@ def json_lines(records: list[dict[str, Any]]) -> str:
     """
     enc = encode_basestring
     facts = [rec.get(URL_FACTS) for rec in records]
-    missing = [rec for rec, f in zip(records, facts, strict=True) if f is None or f[4] is None]
+    missing = [rec for rec, f in zip(records, facts, strict=True) if f is None or not f[4]]
     rendered = iter(json_heads(missing)) if missing else None
     lines = []
     for rec, f in zip(records, facts, strict=True):
-        head = f[4] if f is not None and f[4] is not None else next(rendered)  # type: ignore[arg-type]
+        head = f[4] if f is not None and f[4] else next(rendered)  # type: ignore[arg-type]
         kind = rec.get("kind")
         flags = rec.get("flags")
         slug = rec.get("slug")
