@@ -43,7 +43,8 @@ RECORD_FIELDS = (
 )
 # Not a feed field: on a record from the sitemap worker, what later stages would work out
 # from its listing alone — (score without the auth rule, page type, selection slot, base
-# slug, the feed line's head or '' / None). Stages use it when present; it is never exported.
+# slug, the feed line's head or '', URL kind, filter Decision or None, junk pattern name or
+# None). Stages use it when present; it is never exported.
 URL_FACTS = "_facts"
 STAGE_FIELDS = ("kind", "flags", "slug", "score", "change")
 CRAWL_FIELDS = ("via", "found_on", "anchor", "depth", "title", "status", "refusal")
@@ -65,6 +66,8 @@ class UrlBatch:
     # Parsed in the sitemap worker: each entry's loc is already normalized (or a UrlError),
     # with this ``OriginCache.version`` of the spider's origin rewrites.
     normalized: int | None = None
+    # ... and the site its filter decisions were made for (None: not made there).
+    decided_for: str | None = None
     # Union mode: flags decided when the crawl is over (``flags_for(url)``), applied by
     # the feed exporters when they finish.
     finals: Any = None

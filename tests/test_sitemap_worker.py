@@ -23,11 +23,16 @@ from discovery_crawler.sitemaps.body import SitemapTooLarge
 from discovery_crawler.sitemaps.parser import ParseResult, priority_value
 from discovery_crawler.sitemaps.worker import (
     ParseWorker,
+    RunContext,
+    Tools,
     WorkerFailed,
     entries_of,
     parse_document,
     worked_batch,
 )
+from discovery_crawler.urls.filters import FilterPolicy
+from discovery_crawler.urls.junk import junk_patterns_many
+from discovery_crawler.urls.kinds import url_kinds_many
 from discovery_crawler.urls.normalize import OriginCache, UrlError
 from discovery_crawler.urls.slugs import bases_many, normalized_paths
 from tests.conftest import ROOT, realdata
@@ -50,7 +55,8 @@ def urlset(locs: list[str], extra: str = "") -> bytes:
 
 def worked_entries(entries: list[tuple[Any, ...]], base: str = BASE) -> list[tuple[Any, ...]]:
     """What the spider gets back from the worker for a batch (through pickling)."""
-    batch = worked_batch(entries, OriginCache(), base, Rater())
+    tools = Tools(RunContext(site=SITE, exclude_paths=("/private",)))
+    batch = worked_batch(entries, base, tools)
     return entries_of(pickle.loads(pickle.dumps(batch, pickle.HIGHEST_PROTOCOL)))
 
 
@@ -78,7 +84,10 @@ def test_url_error_survives_pickling():
     assert (error.reason, error.raw) == ("invalid IDNA host", "http://xn--/")
 
 
-SEGMENT = st.text(alphabet="abcXYZ019-_.~%é/?=&", min_size=0, max_size=12)
+SEGMENT = st.one_of(
+    st.text(alphabet="abcXYZ019-_.~%é/?=&", min_size=0, max_size=12),
+    st.sampled_from(["test", "sample-page", "login", "private", "page/2", "wp-json", "a.pdf"]),
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -105,8 +114,14 @@ def test_worked_entries_are_what_the_stages_work_out(pairs):
     totals, types, slots = Rater().rate_many(records, fetched=False)
     assert [f[:3] for f in facts] == list(zip(totals, types, slots, strict=True))
     urls = [r["url"] for r in records]
-    assert [f[3] for f in facts] == bases_many(normalized_paths(urls))
+    paths = normalized_paths(urls)
+    assert [f[3] for f in facts] == bases_many(paths)
     assert [f[4] for f in facts] == json_heads(records)
+    kinds = url_kinds_many(urls)
+    assert [f[5] for f in facts] == kinds
+    policy = FilterPolicy(SITE, (), ("/private",))
+    assert [f[6] for f in facts] == policy.decide_many(urls, kinds)
+    assert [f[7] for f in facts] == [p and p.name for p in junk_patterns_many(paths)]
     assert all(w[4] is None for w in worked)  # no alternates in these entries
 
 
@@ -140,7 +155,7 @@ def test_columns_with_a_nul_or_no_entries_round_trip():
 def test_parse_document_streams_chunks_then_reports():
     locs = [f"{SITE}/p/{i}/" for i in range(2_500)]
     body = gzip.compress(urlset(locs))
-    messages = list(parse_document(body, BASE, 0, 100, OriginCache(), Rater(), chunk=8))
+    messages = list(parse_document(body, BASE, 0, 100, Tools(), chunk=8))
     kinds = [kind for kind, _ in messages]
     assert kinds == ["batches", "batches", "batches", "batches", "done"]
     assert [len(p) for k, p in messages if k == "batches"] == [8, 8, 8, 1]
@@ -153,7 +168,7 @@ def test_parse_document_streams_chunks_then_reports():
 
 def test_parse_document_refuses_a_bomb_with_the_reason():
     body = gzip.compress(urlset([f"{SITE}/{i}" for i in range(5_000)]))
-    messages = list(parse_document(body, BASE, 10_000, 100, OriginCache(), Rater()))
+    messages = list(parse_document(body, BASE, 10_000, 100, Tools()))
     kind, (result, too_large, _) = messages[-1]
     assert kind == "done" and too_large == str(SitemapTooLarge(10_000))
     assert result.decompressed_bytes <= 10_000 + 65_536  # stopped at the cap, not at the end
@@ -169,7 +184,7 @@ def test_the_worker_process_round_trip_and_death():
         pool.start()
         got: list[Any] = []
         done = None
-        async for kind, payload in pool.parse(body, BASE, 0, 1000, {}, ()):
+        async for kind, payload in pool.parse(body, BASE, 0, 1000, RunContext()):
             if kind == "batches":
                 got.extend(e for batch in payload for e in entries_of(batch))
             else:
@@ -179,7 +194,7 @@ def test_the_worker_process_round_trip_and_death():
         pool._process.wait()
         with pytest.raises(WorkerFailed) as failed:
             for _ in range(50):  # the reader thread sees the end of the pipe
-                async for _ in pool.parse(body, BASE, 0, 1000, {}, ()):
+                async for _ in pool.parse(body, BASE, 0, 1000, RunContext()):
                     pass
                 await asyncio.sleep(0.05)
         pool.close()

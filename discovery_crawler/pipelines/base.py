@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from discovery_crawler.items import URL_FACTS, UrlBatch
+
 if TYPE_CHECKING:
     from typing import Self
 
@@ -32,3 +34,12 @@ class BatchStage:
         spider: Any = self.crawler.spider
         self.record = spider.record
         self.options = spider.options
+
+
+def worker_facts(item: UrlBatch) -> list[tuple[Any, ...]] | None:
+    """The sitemap worker's facts of every record of the batch (``items.URL_FACTS``), or
+    None when the batch was not worked out there or a record has none (an alternate)."""
+    if item.normalized is None:
+        return None
+    facts = [rec.get(URL_FACTS) for rec in item.records]
+    return None if None in facts else facts

@@ -13,7 +13,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
-from discovery_crawler.pipelines.base import BatchStage
+from discovery_crawler.pipelines.base import BatchStage, worker_facts
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import url_kinds_many
 
@@ -42,9 +42,14 @@ class FilterPipeline(BatchStage):
         if site is None:
             return item
         records = item.records
-        urls = [rec["url"] for rec in records]
-        kinds = url_kinds_many(urls)
-        decisions = self._policy(site).decide_many(urls, kinds)
+        worked = worker_facts(item) if item.decided_for == site else None
+        if worked is not None and all(f[6] is not None for f in worked):
+            kinds = [f[5] for f in worked]
+            decisions = [f[6] for f in worked]
+        else:
+            urls = [rec["url"] for rec in records]
+            kinds = url_kinds_many(urls)
+            decisions = self._policy(site).decide_many(urls, kinds)
         tally = record.kinds
         kept = []
         dropped: Counter[str] = Counter()

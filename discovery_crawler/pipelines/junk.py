@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
-from discovery_crawler.pipelines.base import BatchStage
+from discovery_crawler.pipelines.base import BatchStage, worker_facts
 from discovery_crawler.urls.junk import junk_patterns_many
 from discovery_crawler.urls.normalize import UrlError, normalize
 from discovery_crawler.urls.slugs import base_slug, normalized_paths, path_of
@@ -51,17 +51,24 @@ class JunkFilterPipeline(BatchStage):
         if not self.enabled or not isinstance(item, UrlBatch) or not item.records:
             return item
         records = item.records
-        paths = normalized_paths([rec["url"] for rec in records])
-        patterns = junk_patterns_many(paths)
-        if not any(patterns):
+        worked = worker_facts(item)
+        if worked is not None:  # the pattern names the sitemap worker found
+            names = [f[7] for f in worked]
+        else:
+            paths = normalized_paths([rec["url"] for rec in records])
+            names = [p.name if p is not None else None for p in junk_patterns_many(paths)]
+        if not any(names):
             return item
         kept = []
         junk = 0
-        for rec, path, pattern in zip(records, paths, patterns, strict=True):
-            if pattern is not None and not self._exempt(rec["url"], path):
-                self.record.junk.append({"url": rec["url"], "path": path, "pattern": pattern.name})
-                junk += 1
-                continue
+        for rec, name in zip(records, names, strict=True):
+            if name is not None:
+                url = rec["url"]
+                path = normalized_paths([url])[0]
+                if not self._exempt(url, path):
+                    self.record.junk.append({"url": url, "path": path, "pattern": name})
+                    junk += 1
+                    continue
             kept.append(rec)
         item.records = kept
         if junk:

@@ -146,8 +146,8 @@ class NormalizePipeline(BatchStage):
             }
             if worker:  # facts the sitemap worker worked out (``items.URL_FACTS``)
                 facts = entry[5]
-                if stale and facts is not None:  # the URL may have changed: not its head
-                    facts = (*facts[:4], None)
+                if stale and facts is not None:  # the origin may have changed: not the
+                    facts = (*facts[:4], None, facts[5], None, facts[7])  # head, decision
                 rec[URL_FACTS] = facts
             records.append(rec)
         if alternate_records:

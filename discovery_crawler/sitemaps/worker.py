@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import os
 import pickle
@@ -30,14 +31,19 @@ import queue
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.output.feed_lines import json_heads
+from discovery_crawler.selection.paths import PILLAR_KEYWORDS
 from discovery_crawler.selection.scoring import Rater
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches, priority_value
+from discovery_crawler.urls.filters import DROP, KEEP, KEEP_REQUIRES_AUTH, Decision, FilterPolicy
+from discovery_crawler.urls.junk import junk_patterns_many
+from discovery_crawler.urls.kinds import url_kinds_many
 from discovery_crawler.urls.normalize import OriginCache
 from discovery_crawler.urls.slugs import bases_many, normalized_paths
 
@@ -55,14 +61,67 @@ class WorkerFailed(Exception):
     """The worker could not finish a document (it died, or failed to start)."""
 
 
-def worked_batch(
-    entries: list[tuple[Any, ...]], origins: OriginCache, base: str, rater: Rater
-) -> tuple[Any, ...]:
+@dataclass(frozen=True)
+class RunContext:
+    """What the worker must know of the run to work URLs out as the stages would: the
+    site's origin rewrites, the pillar keywords, and (once known) the site and its scope."""
+
+    rewrite: tuple[tuple[str, str], ...] = ()
+    keywords: tuple[str, ...] = PILLAR_KEYWORDS
+    site: str | None = None
+    include_paths: tuple[str, ...] = ()
+    exclude_paths: tuple[str, ...] = ()
+
+
+class Tools:
+    """The worker's normalizer, rater and filter policy for a context (kept across
+    documents: their caches are what makes them fast)."""
+
+    def __init__(self, context: RunContext = RunContext()) -> None:
+        self.context = context
+        self.origins = OriginCache()
+        self.origins.rewrite.update(context.rewrite)
+        self.rater = Rater(context.keywords)
+        self.policy = (
+            FilterPolicy(context.site, context.include_paths, context.exclude_paths)
+            if context.site
+            else None
+        )
+
+    def fit(self, context: RunContext) -> Tools:
+        """These tools if they suit ``context``, else new ones (the rest kept)."""
+        if context == self.context:
+            return self
+        tools = Tools.__new__(Tools)
+        tools.context = context
+        old = self.context
+        if context.rewrite == old.rewrite:
+            tools.origins = self.origins
+        else:
+            tools.origins = OriginCache()
+            tools.origins.rewrite.update(context.rewrite)
+        tools.rater = self.rater if context.keywords == old.keywords else Rater(context.keywords)
+        same_scope = (context.site, context.include_paths, context.exclude_paths) == (
+            old.site,
+            old.include_paths,
+            old.exclude_paths,
+        )
+        tools.policy = (
+            self.policy
+            if same_scope
+            else FilterPolicy(context.site, context.include_paths, context.exclude_paths)
+            if context.site
+            else None
+        )
+        return tools
+
+
+def worked_batch(entries: list[tuple[Any, ...]], base: str, tools: Tools) -> tuple[Any, ...]:
     """One batch worked out for the spider, in columns (``entries_of`` turns it back into
     entries). Each text column is one string, its values joined by NUL — a character no
     XML value holds — so sending a batch is a few ``memcpy``s instead of pickling ~10
     objects a URL (measured: pickling per-URL tuples was a sixth of the worker's time)."""
-    urls = origins.normalize_many([e[0] for e in entries], base)
+    urls = tools.origins.normalize_many([e[0] for e in entries], base)
     errors = {i: url for i, url in enumerate(urls) if url.__class__ is not str}
     alternates = {i: e[4] for i, e in enumerate(entries) if len(e) > 4 and e[4]}
     good = [
@@ -78,17 +137,26 @@ def worked_batch(
         for url, entry in zip(urls, entries, strict=True)
         if url.__class__ is str
     ]
-    totals, types, slots = rater.rate_many(good, fetched=False)
-    bases = bases_many(normalized_paths([rec["url"] for rec in good]))
+    good_urls = [rec["url"] for rec in good]
+    totals, types, slots = tools.rater.rate_many(good, fetched=False)
+    paths = normalized_paths(good_urls)
+    bases = bases_many(paths)
     heads = json_heads(good)
+    kinds = url_kinds_many(good_urls)
+    junk = [p.name if p is not None else "" for p in junk_patterns_many(paths)]
+    policy = tools.policy
+    decisions = (
+        [_code(d) for d in policy.decide_many(good_urls, kinds)] if policy is not None else None
+    )
+    columns = [types, [slot or "" for slot in slots], bases, heads, kinds, junk]
+    if decisions is not None:
+        columns.append(decisions)
     if errors:  # their columns get a placeholder so every column has a value per entry
         n = len(urls)
         totals = _with_gaps(totals, errors, n, 0)
-        types, slots, bases, heads = (
-            _with_gaps(column, errors, n, "") for column in (types, slots, bases, heads)
-        )
+        columns = [_with_gaps(column, errors, n, "") for column in columns]
     for i in alternates:  # the normalize stage works them out, and the line's head with them
-        heads[i] = ""
+        columns[3][i] = ""
     return (
         len(entries),
         _join([url if url.__class__ is str else "" for url in urls]),
@@ -96,27 +164,65 @@ def worked_batch(
         _join([e[2] or "" for e in entries]),
         _join([e[3] or "" for e in entries]),
         totals,
-        _join(types),
-        _join([slot or "" for slot in slots]),
-        _join(bases),
-        _join(heads),
+        *(_join(column) for column in columns[:6]),
+        _join(columns[6]) if decisions is not None else None,
         errors,
         alternates,
     )
 
 
+# A filter decision travels as a short code: "" keep, "+flag,…" keep with flags, "-reason".
+_DECISION_CODES: dict[Decision, str] = {KEEP: "", KEEP_REQUIRES_AUTH: "+requires_auth"}
+_DECISION_CODES.update((drop, "-" + reason) for reason, drop in DROP.items())
+
+
+def _code(decision: Decision) -> str:
+    code = _DECISION_CODES.get(decision)
+    if code is not None:
+        return code
+    if decision.keep:
+        return "+" + ",".join(decision.flags) if decision.flags else ""
+    return "-" + (decision.reason or "filtered")
+
+
+@functools.lru_cache(maxsize=256)
+def decision_of(code: str) -> Decision:
+    """The ``Decision`` a code stands for (the shared ones where they exist)."""
+    if not code:
+        return KEEP
+    if code[0] == "-":
+        return DROP.get(code[1:]) or Decision(False, code[1:], ())
+    return Decision(True, None, tuple(code[1:].split(",")))
+
+
 def entries_of(batch: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     """A ``worked_batch`` as the normalize stage's entries: ``(url, lastmod, changefreq,
     priority, alternates, facts)``, ``url`` normalized or the ``UrlError`` saying why not,
-    ``facts`` as ``items.URL_FACTS`` (None for an error; an empty head when there is none)."""
-    n, urls, lastmods, changefreqs, priorities, totals, types, slots, bases, heads = batch[:10]
-    errors, alternates = batch[10], batch[11]
-    urls, lastmods, changefreqs, priorities, types, slots, bases, heads = (
+    ``facts`` as ``items.URL_FACTS`` (None for an error; an empty head when there is none;
+    a None decision when the worker did not know the site yet)."""
+    n, urls, lastmods, changefreqs, priorities, totals = batch[:6]
+    types, slots, bases, heads, kinds, junk, decisions, errors, alternates = batch[6:]
+    urls, lastmods, changefreqs, priorities, types, slots, bases, heads, kinds, junk = (
         _split(column, n)
-        for column in (urls, lastmods, changefreqs, priorities, types, slots, bases, heads)
+        for column in (
+            urls,
+            lastmods,
+            changefreqs,
+            priorities,
+            types,
+            slots,
+            bases,
+            heads,
+            kinds,
+            junk,
+        )
     )
     slots = [slot or None for slot in slots]
-    facts: list[Any] = list(zip(totals, types, slots, bases, heads, strict=True))
+    junk = [name or None for name in junk]
+    verdicts = [decision_of(c) for c in _split(decisions, n)] if decisions is not None else None
+    facts: list[Any] = list(
+        zip(totals, types, slots, bases, heads, kinds, verdicts or [None] * n, junk, strict=True)
+    )
     alts = [alternates.get(i) for i in range(n)] if alternates else [None] * n
     for i, error in errors.items():
         urls[i] = error
@@ -150,8 +256,7 @@ def parse_document(
     base: str,
     max_bytes: int,
     batch_size: int,
-    origins: OriginCache,
-    rater: Rater,
+    tools: Tools,
     chunk: int = CHUNK_BATCHES,
 ) -> Iterator[tuple[str, Any]]:
     """Parse one document; yield ``("batches", [batch, ...])`` as they are ready, then
@@ -161,7 +266,7 @@ def parse_document(
     pending: list[list[tuple[Any, ...]]] = []
     try:
         for entries in iter_sitemap_batches(SitemapBody(body, max_bytes), result, batch_size):
-            pending.append(worked_batch(entries, origins, base, rater))
+            pending.append(worked_batch(entries, base, tools))
             if len(pending) >= chunk:
                 yield "batches", pending
                 pending = []
@@ -169,22 +274,17 @@ def parse_document(
         too_large = str(exc)
     if pending:
         yield "batches", pending
-    yield "done", (result, too_large, dict(origins.rewritten))
+    yield "done", (result, too_large, dict(tools.origins.rewritten))
 
 
 def serve(reader: Connection, writer: Connection) -> None:
     """The worker's loop: one task at a time, replies streamed in chunks."""
-    origins = OriginCache()
-    rater = Rater()
+    tools = Tools()
     for task in iter(_receiver(reader), None):
-        task_id, body, base, max_bytes, batch_size, rewrite, keywords = task
-        if rewrite != origins.rewrite:
-            origins = OriginCache()
-            origins.rewrite.update(rewrite)
-        if keywords != rater.words:
-            rater = Rater(keywords)
+        task_id, body, base, max_bytes, batch_size, context = task
+        tools = tools.fit(context)
         try:
-            for kind, payload in parse_document(body, base, max_bytes, batch_size, origins, rater):
+            for kind, payload in parse_document(body, base, max_bytes, batch_size, tools):
                 writer.send_bytes(pickle.dumps((kind, task_id, payload), _PROTOCOL))
         except Exception as exc:  # a parser bug: the spider re-parses in-process
             writer.send_bytes(pickle.dumps(("failed", task_id, repr(exc)), _PROTOCOL))
@@ -277,8 +377,7 @@ class ParseWorker:
         base: str,
         max_bytes: int,
         batch_size: int,
-        rewrite: dict[str, str],
-        keywords: tuple[str, ...],
+        context: RunContext,
     ) -> AsyncIterator[tuple[str, Any]]:
         """Parse a document in the worker: ``("batches", [...])`` then ``("done", ...)``;
         raises ``WorkerFailed`` if the worker cannot finish it."""
@@ -289,9 +388,7 @@ class ParseWorker:
         self._tasks[task_id] = replies
         self.documents += 1
         self._outbox.put(
-            pickle.dumps(
-                (task_id, body, base, max_bytes, batch_size, dict(rewrite), keywords), _PROTOCOL
-            )
+            pickle.dumps((task_id, body, base, max_bytes, batch_size, context), _PROTOCOL)
         )
         try:
             while True:

@@ -37,7 +37,7 @@ from discovery_crawler.selection.paths import pillar_keywords
 from discovery_crawler.sitemaps.attempts import SitemapAttempt, content_preference
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
-from discovery_crawler.sitemaps.worker import ParseWorker, WorkerFailed, entries_of
+from discovery_crawler.sitemaps.worker import ParseWorker, RunContext, WorkerFailed, entries_of
 from discovery_crawler.urls.normalize import OriginCache, UrlError, host_of, origin_of, resolve
 
 if TYPE_CHECKING:
@@ -468,20 +468,24 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         base = response.url
         sent = 0  # entries yielded: an in-process re-parse skips them
         try:
+            context = RunContext(
+                rewrite=tuple(sorted(self.origins.rewrite.items())),
+                keywords=self.pillar_keywords,
+                site=self.record.site_origin,
+                include_paths=self.options.include_paths,
+                exclude_paths=self.options.exclude_paths,
+            )
             async for kind, payload in self._worker.parse(
-                response.body,
-                base,
-                self.max_bytes,
-                self.batch_size,
-                self.origins.rewrite,
-                self.pillar_keywords,
+                response.body, base, self.max_bytes, self.batch_size, context
             ):
                 if kind == "batches":
                     version = self.origins.version
                     for batch in payload:
                         entries = entries_of(batch)
                         sent += len(entries)
-                        yield UrlBatch("sitemap", base, entries, normalized=version)
+                        yield UrlBatch(
+                            "sitemap", base, entries, normalized=version, decided_for=context.site
+                        )
                     continue
                 result, too_large, rewritten = payload
                 for raw, to in rewritten.items():
