@@ -250,6 +250,77 @@ def test_real_sitemaps_give_the_same_inventory_with_and_without_the_worker(
     assert _summary(on) == _summary(off)
 
 
+def _mixed_site(root: Path, port_origin: str) -> None:
+    """A tree that exercises every stage: other hosts, malformed and relative locations,
+    scheme and www twins of the site, slash twins, queries, junk, auth walls, files,
+    pagination, duplicates across documents and hreflang alternates."""
+    root.mkdir(parents=True, exist_ok=True)
+    host = port_origin.split("://")[1]
+    odd = [
+        "http://[::1",
+        "javascript:alert(1)",
+        "https://other.example/x/",
+        f"http://www.{host}/www-twin/",
+        "/relative/page/",
+        "./dot-relative/",
+        f"{port_origin}/Upper/%7Euser/",
+        f"{port_origin}/shop?utm_source=x&id=3",
+        f"{port_origin}/blog/page/3/",
+        f"{port_origin}/test/",
+        f"{port_origin}/sample-page/",
+        f"{port_origin}/account/settings/",
+        f"{port_origin}/files/report.pdf",
+        f"{port_origin}/css/site.css",
+        f"{port_origin}/twin",
+        f"{port_origin}/twin/",
+        f"{port_origin}/about/",
+    ]
+    children = []
+    for c in range(3):
+        locs = [f"{port_origin}/section-{c}/article-{i}/" for i in range(3_000)]
+        locs[10:10] = odd
+        locs.append(f"{port_origin}/section-{(c + 1) % 3}/article-5/")  # listed twice
+        name = f"s-{c}.xml.gz"
+        extra = ""
+        if c == 2:
+            extra = '<xhtml:link rel="alternate" hreflang="de" href="/de/alt/"/>'
+        body = urlset(locs, extra).replace(
+            b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
+            b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+            b'xmlns:xhtml="http://www.w3.org/1999/xhtml">',
+        )
+        (root / name).write_bytes(gzip.compress(body))
+        children.append(f"<sitemap><loc>/{name}</loc></sitemap>")
+    (root / "sitemap_index.xml").write_text(
+        '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + "".join(children)
+        + "</sitemapindex>"
+    )
+
+
+def test_every_stage_agrees_with_and_without_the_worker(serve, tmp_path):
+    """Malformed, other-host, relative, twin, junk, auth, file and alternate entries: the
+    same records and the same account (drops with reasons, malformed, notes) either way."""
+    from tests.conftest import run_discover
+
+    server = serve(tmp_path / "site")
+    _mixed_site(tmp_path / "site", server.url("").rstrip("/"))
+    url = server.url("/sitemap_index.xml")
+    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1}
+    on = run_discover(url, tmp_path / "on", settings={**one, "SITEMAP_WORKER_MIN_BYTES": 1})
+    off = run_discover(url, tmp_path / "off", settings={**one, "SITEMAP_PARSE_WORKER": False})
+    assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:] + off.stderr[-3000:]
+    assert "'discovery/sitemaps/worker_documents': 4" in on.stderr  # index + 3
+    assert _sorted_records(on.records) == _sorted_records(off.records)
+    assert _summary(on) == _summary(off)
+    discovery = on.discovery
+    assert discovery["malformed"]["count"] == 6  # two bad locations in each document
+    assert discovery["other_hosts"] == {"https://other.example": 3}
+    assert any("www vs bare host" in note for note in discovery["notes"])  # a stale batch
+    assert discovery["filtered_as_junk"]["count"] == 2  # /test/, /sample-page/ (deduplicated)
+    assert any(r.get("flags") == ["requires_auth"] for r in on.records)
+
+
 @pytest.mark.parametrize("feed", ["inventory.csv", "inventory.json"])
 def test_csv_and_json_feeds_are_the_same_with_and_without_the_worker(serve, tmp_path, feed):
     from tests.conftest import run_discover

@@ -102,6 +102,28 @@ class NormalizePipeline(BatchStage):
             locs = [next(fresh) if u.__class__ is str else u for u in locs]
         return locs
 
+    @staticmethod
+    def _worked_records(item: UrlBatch, site_prefix: str) -> list[dict[str, Any]] | None:
+        """The common batch from the sitemap worker — every URL normalized, on the site,
+        without alternates — in one comprehension (half the cost of the general loop);
+        None when the batch is not that common one."""
+        source, base, value = item.source, item.document, priority_value
+        records = [
+            {
+                "url": url,
+                "source": source,
+                "sitemap": base,
+                "lastmod": lastmod or None,
+                "priority": value(priority) if priority else None,
+                "changefreq": changefreq or None,
+                "alternates": None,
+                URL_FACTS: facts,
+            }
+            for url, lastmod, changefreq, priority, alternates, facts in item.entries
+            if url.__class__ is str and alternates is None and url.startswith(site_prefix)
+        ]
+        return records if len(records) == len(item.entries) else None
+
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, UrlBatch) or not item.entries:
             return item
@@ -119,12 +141,19 @@ class NormalizePipeline(BatchStage):
         entries = item.entries
         worker = item.normalized is not None
         stale = worker and item.normalized != self.origins.version
+        if worker and not stale and site_prefix is not None:
+            worked = self._worked_records(item, site_prefix)
+            if worked is not None:
+                item.records = worked
+                item.entries = []
+                return item
         urls = self._urls(item)
         for entry, url in zip(entries, urls, strict=True):
             # entry: (loc, lastmod, changefreq, priority[, alternates, ...]); '' = absent
             if url.__class__ is not str:
                 reason = url.reason  # type: ignore[union-attr]
-                record.malformed.append({"raw": entry[0][:500], "reason": reason, "sitemap": base})
+                raw = entry[0] if entry[0].__class__ is str else url.raw  # type: ignore[union-attr]
+                record.malformed.append({"raw": raw[:500], "reason": reason, "sitemap": base})
                 malformed += 1
                 continue
             # site is known here: _name_site set it from the first URL that normalizes

@@ -68,6 +68,17 @@ class Candidate:
         return f"<Candidate {self.score} {self.url}>"
 
 
+def _beats(rec: dict[str, Any], other: Candidate) -> bool:
+    """``other < Candidate(other.score, rec, …)``: ``rec`` ties ``other`` on score and wins
+    on lastmod (later), then URL (smaller)."""
+    lastmod = rec.get("lastmod")
+    if lastmod.__class__ is not str:
+        lastmod = ""
+    if lastmod != other.lastmod:
+        return other.lastmod < lastmod  # type: ignore[operator]
+    return other.url > rec["url"]
+
+
 def best_first(candidates: Iterable[Candidate]) -> list[Candidate]:
     """Candidates ordered best first (sorts a bounded set only)."""
     return sorted(candidates, reverse=True)
@@ -236,21 +247,24 @@ class Selector:
                 if name is not None and name not in names.matched:
                     names.matched[name] = Candidate(total, rec, kind, slot)
                     continue
+            # A Candidate is built only for a URL that gets in: at the floor, ties are
+            # many on big sites, and ``_beats`` compares without one (same order).
             if floor is None or total >= floor:
-                c = Candidate(total, rec, kind, slot)
                 if len(heap) < size:
-                    heapq.heappush(heap, c)
+                    heapq.heappush(heap, Candidate(total, rec, kind, slot))
                     if len(heap) == size:
                         floor = heap[0].score
-                elif heap[0] < c:
-                    heapq.heapreplace(heap, c)
+                elif total > floor or _beats(rec, heap[0]):
+                    heapq.heapreplace(heap, Candidate(total, rec, kind, slot))
                     floor = heap[0].score
             if slot is not None:
                 best = winners.get(slot)
-                if best is None or total >= best.score:
-                    c = Candidate(total, rec, kind, slot)
-                    if best is None or best < c:
-                        winners[slot] = c
+                if (
+                    best is None
+                    or total > best.score
+                    or (total == best.score and _beats(rec, best))
+                ):
+                    winners[slot] = Candidate(total, rec, kind, slot)
         self.floor = floor
         self.seen += offered
 
