@@ -450,7 +450,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
             self._worker = ParseWorker()
             try:
                 self._worker.start()
-            except (OSError, RuntimeError) as exc:
+            except (OSError, ValueError, RuntimeError) as exc:  # ValueError: no pass_fds
                 self._worker.broken = f"could not start: {exc}"
                 self._worker_failed(self._worker.broken)
         return self._worker.broken is None
