@@ -321,6 +321,40 @@ def test_every_stage_agrees_with_and_without_the_worker(serve, tmp_path):
     assert any(r.get("flags") == ["requires_auth"] for r in on.records)
 
 
+def test_union_mode_finds_the_same_with_and_without_the_worker(serve, tmp_path):
+    """Union mode (sitemap URLs seed the link crawl): the same URLs with the same sources,
+    kinds, flags, slugs and fetches. Which sitemap lists a URL first may differ: documents
+    and page fetches interleave differently when parsing happens elsewhere."""
+    from tests.conftest import run_discover
+
+    server = serve(tmp_path / "site")
+    _mixed_site(tmp_path / "site", server.url("").rstrip("/"))
+    url = server.url("/sitemap_index.xml")
+    args = ("-a", "mode=union", "-a", "max_pages=50")
+    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1}
+    on = run_discover(url, tmp_path / "on", *args, settings={**one, "SITEMAP_WORKER_MIN_BYTES": 1})
+    off = run_discover(url, tmp_path / "off", *args, settings={**one, "SITEMAP_PARSE_WORKER": 0})
+    assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:] + off.stderr[-3000:]
+
+    def facts(records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        return sorted(
+            (
+                r["url"],
+                tuple(sorted(r["sources"] or [])),
+                r["kind"],
+                tuple(r["flags"] or []),
+                r["slug"],
+                r["change"],
+                r.get("status"),
+                r.get("via"),
+            )
+            for r in records
+        )
+
+    assert len(on.records) > 9_000 and facts(on.records) == facts(off.records)
+    assert _summary(on)["discovery"] == _summary(off)["discovery"]
+
+
 @pytest.mark.parametrize("feed", ["inventory.csv", "inventory.json"])
 def test_csv_and_json_feeds_are_the_same_with_and_without_the_worker(serve, tmp_path, feed):
     from tests.conftest import run_discover
