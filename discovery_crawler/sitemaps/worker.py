@@ -44,7 +44,7 @@ from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches,
 from discovery_crawler.urls.filters import DROP, KEEP, KEEP_REQUIRES_AUTH, Decision, FilterPolicy
 from discovery_crawler.urls.junk import junk_patterns_many
 from discovery_crawler.urls.kinds import url_kinds_many
-from discovery_crawler.urls.normalize import OriginCache
+from discovery_crawler.urls.normalize import OriginCache, UrlError
 from discovery_crawler.urls.slugs import bases_many, normalized_paths
 
 if TYPE_CHECKING:
@@ -122,7 +122,12 @@ def worked_batch(entries: list[tuple[Any, ...]], base: str, tools: Tools) -> tup
     XML value holds — so sending a batch is a few ``memcpy``s instead of pickling ~10
     objects a URL (measured: pickling per-URL tuples was a sixth of the worker's time)."""
     urls = tools.origins.normalize_many([e[0] for e in entries], base)
-    errors = {i: url for i, url in enumerate(urls) if url.__class__ is not str}
+    # An error keeps the location as written (``UrlError.raw`` may be its origin alone).
+    errors = {
+        i: UrlError(url.reason, entries[i][0])
+        for i, url in enumerate(urls)
+        if url.__class__ is not str
+    }
     alternates = {i: e[4] for i, e in enumerate(entries) if len(e) > 4 and e[4]}
     good = [
         {
@@ -311,6 +316,7 @@ class ParseWorker:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.broken: str | None = None  # why the worker is unusable, once it is
         self._credits = threading.Semaphore(MAX_BUFFERED)
+        self._closing = False
         self.documents = 0
 
     def start(self) -> None:
@@ -328,6 +334,10 @@ class ParseWorker:
                 stdin=subprocess.DEVNULL,
                 env=env,
             )
+        except BaseException:
+            os.close(to_worker_w)
+            os.close(from_worker_r)
+            raise
         finally:
             os.close(to_worker_r)
             os.close(from_worker_w)
@@ -337,26 +347,33 @@ class ParseWorker:
         threading.Thread(target=self._read_loop, name="sitemap-worker-read", daemon=True).start()
 
     def _send_loop(self) -> None:
-        while (data := self._outbox.get()) is not None:
-            try:
+        try:
+            while (data := self._outbox.get()) is not None:
                 self._writer.send_bytes(data)
-            except OSError:
-                return  # the reader sees the worker's end and reports it
-        self._writer.close()
+        except OSError:
+            pass  # the worker is gone: the reader sees its end and reports it
+        finally:
+            self._writer.close()
 
     def _read_loop(self) -> None:
         loop = self._loop
         assert loop is not None
-        while True:
-            self._credits.acquire()  # given back when the spider takes the reply
-            try:
+        why = "the worker process exited"
+        try:
+            while True:
+                self._credits.acquire()  # given back when the spider takes the reply
+                if self._closing:
+                    break
                 message = pickle.loads(self._reader.recv_bytes())
-            except (EOFError, OSError):
-                break
-            loop.call_soon_threadsafe(self._deliver, message)
-        self._reader.close()
-        with contextlib.suppress(RuntimeError):  # the event loop is already closed
-            loop.call_soon_threadsafe(self._fail_all, "the worker process exited")
+                loop.call_soon_threadsafe(self._deliver, message)
+        except (EOFError, OSError):
+            pass
+        except Exception as exc:  # never leave a document waiting for a reply forever
+            why = f"reading its replies failed: {exc!r}"
+        finally:
+            self._reader.close()
+            with contextlib.suppress(RuntimeError):  # the event loop is already closed
+                loop.call_soon_threadsafe(self._fail_all, why)
 
     def _deliver(self, message: tuple[str, int, Any]) -> None:
         task = self._tasks.get(message[1])
@@ -410,16 +427,19 @@ class ParseWorker:
     def close(self) -> None:
         """Close the pipe (the worker exits at EOF) and reap the process; a worker still
         busy with a document nobody will read (the spider closed early) is killed."""
+        self._closing = True
         self._outbox.put(None)
-        for _ in range(MAX_BUFFERED):  # unblock the reader if it waits for the spider
-            self._credits.release()
+        self._credits.release()  # a reader waiting for the spider to take a reply stops
         process = self._process
-        if process is not None:
-            try:
-                process.wait(timeout=1)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if process is None:
+            return
+        if self._tasks:  # documents still in flight: nobody will read the rest
+            process.kill()
+        try:
+            process.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def main(argv: list[str]) -> int:

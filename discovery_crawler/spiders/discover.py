@@ -122,6 +122,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         self.documents_skipped = 0
         self._parse_slots: asyncio.Semaphore | None = None
         self._worker: ParseWorker | None = None
+        self._worker_failure_said = False
         self._fell_back = False
         check_budget_limits(self.options, load_profile(self.options.profile))
 
@@ -456,6 +457,10 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         return self._worker.broken is None
 
     def _worker_failed(self, why: str) -> None:
+        """Said once, however many documents were in flight (each re-parses in-process)."""
+        if self._worker_failure_said:
+            return
+        self._worker_failure_said = True
         self.crawler.stats.inc_value("discovery/sitemaps/worker_failed")
         self.record.note(f"sitemap worker: {why}; parsing in-process instead")
         logger.error("sitemap worker: %s; parsing in-process instead", why)
@@ -468,6 +473,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         base = response.url
         sent = 0  # entries yielded: an in-process re-parse skips them
         try:
+            version = self.origins.version  # the rewrites the worker is sent
             context = RunContext(
                 rewrite=tuple(sorted(self.origins.rewrite.items())),
                 keywords=self.pillar_keywords,
@@ -479,7 +485,6 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
                 response.body, base, self.max_bytes, self.batch_size, context
             ):
                 if kind == "batches":
-                    version = self.origins.version
                     for batch in payload:
                         entries = entries_of(batch)
                         sent += len(entries)
