@@ -75,7 +75,7 @@ class RunContext:
 
 class Tools:
     """The worker's normalizer, rater and filter policy for a context (kept across
-    documents: their caches are what makes them fast)."""
+    documents while it holds: their caches are what makes them fast)."""
 
     def __init__(self, context: RunContext = RunContext()) -> None:
         self.context = context
@@ -89,31 +89,9 @@ class Tools:
         )
 
     def fit(self, context: RunContext) -> Tools:
-        """These tools if they suit ``context``, else new ones (the rest kept)."""
-        if context == self.context:
-            return self
-        tools = Tools.__new__(Tools)
-        tools.context = context
-        old = self.context
-        if context.rewrite == old.rewrite:
-            tools.origins = self.origins
-        else:
-            tools.origins = OriginCache()
-            tools.origins.rewrite.update(context.rewrite)
-        tools.rater = self.rater if context.keywords == old.keywords else Rater(context.keywords)
-        same_scope = (context.site, context.include_paths, context.exclude_paths) == (
-            old.site,
-            old.include_paths,
-            old.exclude_paths,
-        )
-        tools.policy = (
-            self.policy
-            if same_scope
-            else FilterPolicy(context.site, context.include_paths, context.exclude_paths)
-            if context.site
-            else None
-        )
-        return tools
+        """These tools if they suit ``context``, else new ones (a run's context changes
+        once or twice, when the site is named: losing the caches then costs nothing)."""
+        return self if context == self.context else Tools(context)
 
 
 def worked_batch(entries: list[tuple[Any, ...]], base: str, tools: Tools) -> tuple[Any, ...]:
@@ -224,7 +202,11 @@ def entries_of(batch: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     )
     slots = [slot or None for slot in slots]
     junk = [name or None for name in junk]
-    verdicts = [decision_of(c) for c in _split(decisions, n)] if decisions is not None else None
+    verdicts = (
+        [decision_of(c) if c else KEEP for c in _split(decisions, n)]  # nearly all: KEEP
+        if decisions is not None
+        else None
+    )
     facts: list[Any] = list(
         zip(totals, types, slots, bases, heads, kinds, verdicts or [None] * n, junk, strict=True)
     )
@@ -317,7 +299,6 @@ class ParseWorker:
         self.broken: str | None = None  # why the worker is unusable, once it is
         self._credits = threading.Semaphore(MAX_BUFFERED)
         self._closing = False
-        self.documents = 0
 
     def start(self) -> None:
         """Start the worker process and its two pipe threads; raise ``OSError`` if not."""
@@ -403,7 +384,6 @@ class ParseWorker:
         task_id = next(self._ids)
         replies: asyncio.Queue[tuple[str, int, Any]] = asyncio.Queue()
         self._tasks[task_id] = replies
-        self.documents += 1
         self._outbox.put(
             pickle.dumps((task_id, body, base, max_bytes, batch_size, context), _PROTOCOL)
         )
