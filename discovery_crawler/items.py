@@ -58,6 +58,9 @@ class UrlBatch:
     source: str  # how the URLs were found: sitemap | link | ...
     document: str  # URL of the document they came from (base for relative locations)
     entries: list[Entry] = field(default_factory=list)
+    # From the sitemap worker: the batch in columns (``sitemaps.worker.worked_batch``), which
+    # the normalize stage turns into records (or entries) — never both this and entries.
+    columns: tuple[Any, ...] | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
     # Not exported: lets the feed exporters merge sources of duplicates at the end.
     seen: SeenSet | None = None
@@ -73,5 +76,5 @@ class UrlBatch:
     finals: Any = None
 
     def __repr__(self) -> str:  # Scrapy logs items; never log 1,000 URLs
-        count = len(self.records) or len(self.entries)
+        count = len(self.records) or len(self.entries) or (self.columns or (0,))[0]
         return f"<UrlBatch {count} URLs from {self.document}>"

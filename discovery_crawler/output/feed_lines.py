@@ -12,6 +12,7 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from discovery_crawler.items import URL_FACTS
+from discovery_crawler.sitemaps.parser import priority_value
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
 
@@ -72,6 +73,31 @@ def json_heads(records: list[dict[str, Any]]) -> list[str]:
             f'"alternates": {_dumps(alternates) if alternates is not None else "null"}'
         )
     return heads
+
+
+def listed_heads(
+    urls: list[str],
+    lastmods: list[str],
+    priorities: list[str],
+    changefreqs: list[str],
+    source: str,
+    sitemap: str,
+) -> list[str]:
+    """``json_heads`` of listed URLs without alternates, from the listing's text columns
+    ('' = absent; a priority as written): the sitemap worker's form, with no record dicts
+    and each distinct priority and changefreq rendered once."""
+    enc = encode_basestring
+    prefix = _shared_prefix(source, sitemap)
+    numbers = {p: _number(priority_value(p)) if p else "null" for p in set(priorities)}
+    words = {c: enc(c) if c else "null" for c in set(changefreqs)}
+    return [
+        f'{{"url": {enc(url)[:-1]}{prefix}{enc(lastmod) if lastmod else "null"}, '
+        f'"priority": {numbers[priority]}, "changefreq": {words[changefreq]}, '
+        '"alternates": null'
+        for url, lastmod, priority, changefreq in zip(
+            urls, lastmods, priorities, changefreqs, strict=True
+        )
+    ]
 
 
 def json_lines(records: list[dict[str, Any]]) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from discovery_crawler.items import URL_FACTS, UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.sitemaps.parser import priority_value
+from discovery_crawler.sitemaps.worker import entries_of, worked_records
 from discovery_crawler.urls.normalize import OriginCache, UrlError, resolve
 
 if TYPE_CHECKING:
@@ -102,34 +103,24 @@ class NormalizePipeline(BatchStage):
             locs = [next(fresh) if u.__class__ is str else u for u in locs]
         return locs
 
-    @staticmethod
-    def _worked_records(item: UrlBatch, site_prefix: str) -> list[dict[str, Any]] | None:
-        """The common batch from the sitemap worker — every URL normalized, on the site,
-        without alternates — in one comprehension (half the cost of the general loop);
-        None when the batch is not that common one."""
-        source, base, value = item.source, item.document, priority_value
-        records = [
-            {
-                "url": url,
-                "source": source,
-                "sitemap": base,
-                "lastmod": lastmod or None,
-                "priority": value(priority) if priority else None,
-                "changefreq": changefreq or None,
-                "alternates": None,
-                URL_FACTS: facts,
-            }
-            for url, lastmod, changefreq, priority, alternates, facts in item.entries
-            if url.__class__ is str and alternates is None and url.startswith(site_prefix)
-        ]
-        return records if len(records) == len(item.entries) else None
-
     def process_item(self, item: Any) -> Any:
-        if not isinstance(item, UrlBatch) or not item.entries:
+        if not isinstance(item, UrlBatch):
             return item
         record = self.record
         base = item.document
         source = item.source
+        if item.columns is not None:  # from the sitemap worker
+            site = record.site_origin
+            if site is not None and item.normalized == self.origins.version:
+                worked = worked_records(item.columns, source, base, site + "/")
+                if worked is not None:  # the common batch: straight to records
+                    item.records = worked
+                    item.columns = None
+                    return item
+            item.entries = entries_of(item.columns)
+            item.columns = None
+        if not item.entries:
+            return item
         if record.site_origin is None:
             self._name_site(item)
         site = record.site_origin
@@ -141,12 +132,6 @@ class NormalizePipeline(BatchStage):
         entries = item.entries
         worker = item.normalized is not None
         stale = worker and item.normalized != self.origins.version
-        if worker and not stale and site_prefix is not None:
-            worked = self._worked_records(item, site_prefix)
-            if worked is not None:
-                item.records = worked
-                item.entries = []
-                return item
         urls = self._urls(item)
         for entry, url in zip(entries, urls, strict=True):
             # entry: (loc, lastmod, changefreq, priority[, alternates, ...]); '' = absent

@@ -287,6 +287,28 @@ class Rater:
         which saves two look-ups a URL; ``write=True`` also sets each record's ``score``.
         Records are feed records: normalized URLs, no fragment.
         """
+        rated = self.rate_columns(
+            [rec["url"] for rec in records],
+            [rec.get("priority") for rec in records],
+            [rec.get("changefreq") for rec in records],
+            [rec.get("flags") for rec in records],
+            records if fetched else None,
+        )
+        if write:
+            for rec, total in zip(records, rated[0], strict=True):
+                rec["score"] = total
+        return rated
+
+    def rate_columns(
+        self,
+        urls: list[str],
+        priorities: list[Any],
+        changefreqs: list[str | None],
+        flags: list[Any] | None = None,
+        fetched: list[dict[str, Any]] | None = None,
+    ) -> tuple[list[int], list[str], list[str | None]]:
+        """``rate_many`` over columns (the sitemap worker has no record dicts). ``fetched``:
+        the records of fetched pages, whose ``title``/``links`` change the rating."""
         totals: list[int] = []
         types: list[str] = []
         slots: list[str | None] = []
@@ -305,8 +327,12 @@ class Rater:
         kw_tokens = self._kw_tokens
         kw_multi = self._kw_multi
         form_words, data_words, utility_words = FORM_WORDS, DATA_WORDS, UTILITY_WORDS
-        for rec in records:
-            url = rec["url"]
+        page_fields = (
+            [rec.get("title") is not None or rec.get("links") is not None for rec in fetched]
+            if fetched is not None
+            else None
+        )
+        for j, url in enumerate(urls):
             s = url[url.find("/", 8) :].partition("?")[0].lower().strip("/")
             i = s.rfind("/")
             last = s[i + 1 :]
@@ -324,24 +350,31 @@ class Rater:
                 toks is None
                 or last in special_last
                 or versionish(last) is not None
-                or (fetched and (rec.get("title") is not None or rec.get("links") is not None))
+                or (page_fields is not None and page_fields[j])
             ):
+                rec = (
+                    fetched[j]
+                    if fetched is not None
+                    else {
+                        "url": url,
+                        "priority": priorities[j],
+                        "changefreq": changefreqs[j],
+                        "flags": flags[j] if flags is not None else None,
+                    }
+                )
                 scored = score_record(rec, keywords)
-                if write:
-                    rec["score"] = scored.total
                 totals.append(scored.total)
                 types.append(scored.type)
                 slots.append(scored.slot)
                 continue
-            p = rec["priority"]
+            p = priorities[j]
             if p is None:
                 total = 0
             else:
                 total = pri_points.get(p) if p.__class__ is float else None
                 if total is None:
                     total = priority_points(p)
-            flags = rec.get("flags")
-            if flags and "requires_auth" in flags:
+            if flags is not None and (f := flags[j]) and "requires_auth" in f:
                 total += AUTH
             words = len(toks)
             if special_tokens.isdisjoint(toks):
@@ -357,7 +390,7 @@ class Rater:
                 found = kw_search(last) if kw_multi or not kw_tokens.isdisjoint(toks) else None
                 if found is not None:
                     total += KEYWORD
-                cf = rec["changefreq"]
+                cf = changefreqs[j]
                 if last_form:
                     kind = slot = "form"
                 elif last_data:
@@ -388,7 +421,7 @@ class Rater:
                 elif forced is not None and forced != "marker":
                     kind = slot = forced
                 else:
-                    cf = rec["changefreq"] if n == 2 else None
+                    cf = changefreqs[j] if n == 2 else None
                     if cf is not None and cf.lower() in busy:
                         kind = "listing"
                     elif forced is not None:  # a marker
@@ -402,8 +435,6 @@ class Rater:
                     slot = None if kind is GENERIC else kind
                 if slot is not None:
                     total += CHECKLIST_HIT
-            if write:
-                rec["score"] = total
             totals.append(total)
             types.append(kind)
             slots.append(slot)

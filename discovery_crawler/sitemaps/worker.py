@@ -36,7 +36,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from discovery_crawler.output.feed_lines import json_heads
+from discovery_crawler.items import URL_FACTS
+from discovery_crawler.output.feed_lines import listed_heads
 from discovery_crawler.selection.paths import PILLAR_KEYWORDS
 from discovery_crawler.selection.scoring import Rater
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
@@ -107,24 +108,20 @@ def worked_batch(entries: list[tuple[Any, ...]], base: str, tools: Tools) -> tup
         if url.__class__ is not str
     }
     alternates = {i: e[4] for i, e in enumerate(entries) if len(e) > 4 and e[4]}
-    good = [
-        {
-            "url": url,
-            "source": "sitemap",
-            "sitemap": base,
-            "lastmod": entry[1] or None,
-            "priority": priority_value(entry[3]) if entry[3] else None,
-            "changefreq": entry[2] or None,
-            "alternates": None,
-        }
-        for url, entry in zip(urls, entries, strict=True)
-        if url.__class__ is str
-    ]
-    good_urls = [rec["url"] for rec in good]
-    totals, types, slots = tools.rater.rate_many(good, fetched=False)
+    good = [e for url, e in zip(urls, entries, strict=True) if url.__class__ is str]
+    good_urls = [url for url in urls if url.__class__ is str] if errors else urls
+    lastmods = [e[1] for e in good]
+    priorities = [e[3] for e in good]
+    changefreqs = [e[2] for e in good]
+    values = {p: priority_value(p) for p in set(priorities) if p}
+    totals, types, slots = tools.rater.rate_columns(
+        good_urls,
+        [values[p] if p else None for p in priorities],
+        [c or None for c in changefreqs],
+    )
     paths = normalized_paths(good_urls)
     bases = bases_many(paths)
-    heads = json_heads(good)
+    heads = listed_heads(good_urls, lastmods, priorities, changefreqs, "sitemap", base)
     kinds = url_kinds_many(good_urls)
     junk = [p.name if p is not None else "" for p in junk_patterns_many(paths)]
     policy = tools.policy
@@ -215,6 +212,73 @@ def entries_of(batch: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         urls[i] = error
         facts[i] = None
     return list(zip(urls, lastmods, changefreqs, priorities, alts, facts, strict=True))
+
+
+def worked_records(
+    batch: tuple[Any, ...], source: str, document: str, site_prefix: str
+) -> list[dict[str, Any]] | None:
+    """The common ``worked_batch`` — every URL normalized, on the site (``site_prefix``:
+    ``origin/``), without alternates — as feed records with their ``URL_FACTS``, straight
+    from the columns (no entries in between: this is the main process's per-URL cost);
+    None when the batch is not that common one (``entries_of`` then)."""
+    n, urls, lastmods, changefreqs, priorities, totals = batch[:6]
+    types, slots, bases, heads, kinds, junk, decisions, errors, alternates = batch[6:]
+    if errors or alternates or not n:
+        return None
+    if urls.__class__ is str:  # each URL follows a NUL (none holds one): count the starts
+        if (_SEP + urls).count(_SEP + site_prefix) != n:
+            return None
+    elif not all(url.startswith(site_prefix) for url in urls):
+        return None
+    priorities = _split(priorities, n)
+    values = {p: priority_value(p) for p in set(priorities) if p}
+    values[""] = None
+    if decisions is None:
+        verdicts: Any = itertools.repeat(None, n)
+    else:
+        codes = _split(decisions, n)
+        known = {c: decision_of(c) if c else KEEP for c in set(codes)}
+        verdicts = [known[c] for c in codes]
+    return [
+        {
+            "url": url,
+            "source": source,
+            "sitemap": document,
+            "lastmod": lastmod or None,
+            "priority": values[priority],
+            "changefreq": changefreq or None,
+            "alternates": None,
+            URL_FACTS: (total, kind, slot or None, slug, head, url_kind, verdict, name or None),
+        }
+        for (
+            url,
+            lastmod,
+            changefreq,
+            priority,
+            total,
+            kind,
+            slot,
+            slug,
+            head,
+            url_kind,
+            verdict,
+            name,
+        ) in zip(
+            _split(urls, n),
+            _split(lastmods, n),
+            _split(changefreqs, n),
+            priorities,
+            totals,
+            _split(types, n),
+            _split(slots, n),
+            _split(bases, n),
+            _split(heads, n),
+            _split(kinds, n),
+            verdicts,
+            _split(junk, n),
+            strict=True,
+        )
+    ]
 
 
 _SEP = "\x00"

@@ -37,7 +37,7 @@ from discovery_crawler.selection.paths import pillar_keywords
 from discovery_crawler.sitemaps.attempts import SitemapAttempt, content_preference
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
-from discovery_crawler.sitemaps.worker import ParseWorker, RunContext, WorkerFailed, entries_of
+from discovery_crawler.sitemaps.worker import ParseWorker, RunContext, WorkerFailed
 from discovery_crawler.urls.normalize import OriginCache, UrlError, host_of, origin_of, resolve
 
 if TYPE_CHECKING:
@@ -486,10 +486,13 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
             ):
                 if kind == "batches":
                     for batch in payload:
-                        entries = entries_of(batch)
-                        sent += len(entries)
+                        sent += batch[0]
                         yield UrlBatch(
-                            "sitemap", base, entries, normalized=version, decided_for=context.site
+                            "sitemap",
+                            base,
+                            columns=batch,
+                            normalized=version,
+                            decided_for=context.site,
                         )
                     continue
                 result, too_large, rewritten = payload
