@@ -425,6 +425,10 @@ def test_accepts_a_sitemap_body():
         '<url id="1"><loc>https://example.com/attr</loc></url>',
         "<url><lastmod>2024</lastmod></url><url><loc>https://example.com/x</loc></url>",
         "<?pi data?><url><loc>https://example.com/pi</loc></url>",
+        "<url><loc>https://example.com/a b</loc></url>",
+        "<url><loc>https://example.com/nbsp\u00a0</loc><lastmod> 2024</lastmod></url>",
+        "<url><loc>https://example.com/x</loc><changefreq>daily\u2003</changefreq></url>"
+        "<url><loc>https://example.com/y</loc></url>",
     ],
     ids=[
         "amp-entities",
@@ -437,6 +441,9 @@ def test_accepts_a_sitemap_body():
         "attribute",
         "url-without-loc",
         "pi",
+        "inner-space",
+        "unicode-space",
+        "space-in-a-later-block",
     ],
 )
 def test_small_documents_agree(body):
