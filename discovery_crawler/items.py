@@ -44,7 +44,9 @@ RECORD_FIELDS = (
 # Not a feed field: on a record from the sitemap worker, what later stages would work out
 # from its listing alone — (score without the auth rule, page type, selection slot, base
 # slug, the feed line's head or '', URL kind, filter Decision or None, junk pattern name or
-# None). Stages use it when present; it is never exported.
+# None, and on a first run the feed line's tail and the state.json entry the stages would
+# write if they keep the URL as it is, with its base slug, or ''). Stages use it when
+# present, checking what it assumed; it is never exported.
 URL_FACTS = "_facts"
 STAGE_FIELDS = ("kind", "flags", "slug", "score", "change")
 CRAWL_FIELDS = ("via", "found_on", "anchor", "depth", "title", "status", "refusal")

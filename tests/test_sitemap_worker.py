@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
 import pickle
 import sys
 import time
@@ -212,6 +213,12 @@ def _sorted_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: r["url"])
 
 
+def _state_entries(result: Any) -> list[list[Any]]:
+    """state.json's entries, sorted (the worker may write them, speculatively)."""
+    state = json.loads((result.out / "state.json").read_text(encoding="utf-8"))
+    return sorted(state["entries"])
+
+
 def _summary(result: Any) -> dict[str, Any]:
     """The crawl log's account, without what depends on the order documents arrived in
     (attempt timings, the first URLs listed with their breakdowns)."""
@@ -247,7 +254,9 @@ def test_real_sitemaps_give_the_same_inventory_with_and_without_the_worker(
     assert "'discovery/sitemaps/worker_documents'" in on.stderr
     assert "worker_documents" not in off.stderr
     assert on.records and _sorted_records(on.records) == _sorted_records(off.records)
+    assert on.raw_feed.count("\n") == len(on.records)
     assert _summary(on) == _summary(off)
+    assert _state_entries(on) == _state_entries(off)
 
 
 def _mixed_site(root: Path, port_origin: str) -> None:
@@ -275,6 +284,10 @@ def _mixed_site(root: Path, port_origin: str) -> None:
         f"{port_origin}/twin",
         f"{port_origin}/twin/",
         f"{port_origin}/about/",
+        "/a.b/",  # slug a-b
+        "/a-b/",  # slug a-b taken: a-b-2 (the worker's line and state entry must not stand)
+        f"{port_origin}/x/y/",
+        f"{port_origin}/x__y/",
     ]
     children = []
     for c in range(3):
@@ -314,6 +327,10 @@ def test_every_stage_agrees_with_and_without_the_worker(serve, tmp_path):
     assert "'discovery/sitemaps/worker_documents': 4" in on.stderr  # index + 3
     assert _sorted_records(on.records) == _sorted_records(off.records)
     assert _summary(on) == _summary(off)
+    assert _state_entries(on) == _state_entries(off)
+    slugs = {r["url"].split("/", 3)[3]: r["slug"] for r in on.records}
+    assert (slugs["a.b/"], slugs["a-b/"]) == ("a-b", "a-b-2")
+    assert (slugs["x/y/"], slugs["x__y/"]) == ("x__y", "x__y-2")
     discovery = on.discovery
     assert discovery["malformed"]["count"] == 9  # three bad locations in each document
     raws = {m["raw"] for m in discovery["malformed"]["items"]}

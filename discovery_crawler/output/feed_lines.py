@@ -118,7 +118,18 @@ def json_lines(records: list[dict[str, Any]]) -> str:
         slug = rec.get("slug")
         score = rec.get("score")
         change = rec.get("change")
-        if kind is None and flags is None and slug is None and score is None:
+        if (
+            f is not None
+            and f[8]  # the worker's tail holds if the stages kept what it assumed
+            and flags is None
+            and slug is f[3]
+            and change == "new"
+            and score == f[0]
+            and kind == f[5]
+            and "via" not in rec
+        ):
+            tail = f[8]
+        elif kind is None and flags is None and slug is None and score is None:
             tail = _NO_TAIL  # the URL stages are off: their fields do not exist yet
         else:
             tail = (

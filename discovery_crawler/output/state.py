@@ -72,6 +72,7 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from discovery_crawler.items import URL_FACTS
 from discovery_crawler.output.crawl_log import _free_name, write_json_atomic
 from discovery_crawler.run_record import CappedList
 from discovery_crawler.urls.normalize import twin_key, twin_keys
@@ -661,6 +662,10 @@ class RunState:
             enc = encode_basestring
             tail = f", {run}, {run}, "
             for url, rec in zip(urls, need, strict=True):
+                facts = rec.get(URL_FACTS)
+                if facts is not None and facts[9] and rec["slug"] is facts[3]:
+                    lines.append(facts[9])  # the sitemap worker's entry: its base slug stands
+                    continue
                 lastmod = rec["lastmod"]
                 lines.append(
                     f"[{enc(url)}, {enc(rec['slug'])}{tail}"

@@ -161,7 +161,8 @@ class NormalizePipeline(BatchStage):
             if worker:  # facts the sitemap worker worked out (``items.URL_FACTS``)
                 facts = entry[5]
                 if stale and facts is not None:  # the origin may have changed: not the
-                    facts = (*facts[:4], None, facts[5], None, facts[7])  # head, decision
+                    # head, the decision, nor what was written on their strength
+                    facts = (*facts[:4], None, facts[5], None, facts[7], "", "")
                 rec[URL_FACTS] = facts
             records.append(rec)
         if alternate_records:

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -72,6 +73,9 @@ class RunContext:
     site: str | None = None
     include_paths: tuple[str, ...] = ()
     exclude_paths: tuple[str, ...] = ()
+    # The run's number when it is the first in its out folder (state.json starts empty), so
+    # every URL is "new": the feed line's tail and the state entry can be written here.
+    first_run: int = 0
 
 
 class Tools:
@@ -131,6 +135,11 @@ def worked_batch(entries: list[tuple[Any, ...]], base: str, tools: Tools) -> tup
     columns = [types, [slot or "" for slot in slots], bases, heads, kinds, junk]
     if decisions is not None:
         columns.append(decisions)
+        run = tools.context.first_run
+        if run:
+            columns.extend(
+                _speculated(good_urls, lastmods, totals, bases, kinds, decisions, junk, run)
+            )
     if errors:  # their columns get a placeholder so every column has a value per entry
         n = len(urls)
         totals = _with_gaps(totals, errors, n, 0)
@@ -146,9 +155,45 @@ def worked_batch(entries: list[tuple[Any, ...]], base: str, tools: Tools) -> tup
         totals,
         *(_join(column) for column in columns[:6]),
         _join(columns[6]) if decisions is not None else None,
+        _join(columns[7]) if len(columns) > 7 else None,
+        _join(columns[8]) if len(columns) > 7 else None,
         errors,
         alternates,
     )
+
+
+def _speculated(
+    urls: list[str],
+    lastmods: list[str],
+    totals: list[int],
+    bases: list[str],
+    kinds: list[str],
+    decisions: list[str],
+    junk: list[str],
+    run: int,
+) -> tuple[list[str], list[str]]:
+    """Each URL's feed-line tail and state.json entry as the main process would write them
+    on a first run if nothing changes its listing's outcome: kept without flags, its base
+    slug free, its score as rated here ('' where that is not so). The main process checks
+    each (``feed_lines.json_lines``, ``RunState.observe``) and renders the others itself."""
+    enc = encode_basestring
+    runs = f", {run}, {run}, "
+    tails = []
+    states = []
+    for url, lastmod, total, base, kind, code, name in zip(
+        urls, lastmods, totals, bases, kinds, decisions, junk, strict=True
+    ):
+        if code or name:  # flags, a drop or a junk pattern: the stages decide the rest
+            tails.append("")
+            states.append("")
+            continue
+        slug = enc(base)
+        tails.append(
+            f', "kind": {enc(kind)}, "flags": null, "slug": {slug}, "score": {total}, '
+            '"change": "new"}'
+        )
+        states.append(f'[{enc(url)}, {slug}{runs}{enc(lastmod) if lastmod else "null"}, "new"]')
+    return tails, states
 
 
 # A filter decision travels as a short code: "" keep, "+flag,…" keep with flags, "-reason".
@@ -181,7 +226,9 @@ def entries_of(batch: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     ``facts`` as ``items.URL_FACTS`` (None for an error; an empty head when there is none;
     a None decision when the worker did not know the site yet)."""
     n, urls, lastmods, changefreqs, priorities, totals = batch[:6]
-    types, slots, bases, heads, kinds, junk, decisions, errors, alternates = batch[6:]
+    types, slots, bases, heads, kinds, junk, decisions, tails, states, errors, alternates = batch[
+        6:
+    ]
     urls, lastmods, changefreqs, priorities, types, slots, bases, heads, kinds, junk = (
         _split(column, n)
         for column in (
@@ -204,8 +251,21 @@ def entries_of(batch: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         if decisions is not None
         else None
     )
+    blank = [""] * n
     facts: list[Any] = list(
-        zip(totals, types, slots, bases, heads, kinds, verdicts or [None] * n, junk, strict=True)
+        zip(
+            totals,
+            types,
+            slots,
+            bases,
+            heads,
+            kinds,
+            verdicts or [None] * n,
+            junk,
+            _split(tails, n) if tails is not None else blank,
+            _split(states, n) if states is not None else blank,
+            strict=True,
+        )
     )
     alts = [alternates.get(i) for i in range(n)] if alternates else [None] * n
     for i, error in errors.items():
@@ -222,7 +282,9 @@ def worked_records(
     from the columns (no entries in between: this is the main process's per-URL cost);
     None when the batch is not that common one (``entries_of`` then)."""
     n, urls, lastmods, changefreqs, priorities, totals = batch[:6]
-    types, slots, bases, heads, kinds, junk, decisions, errors, alternates = batch[6:]
+    types, slots, bases, heads, kinds, junk, decisions, tails, states, errors, alternates = batch[
+        6:
+    ]
     if errors or alternates or not n:
         return None
     if urls.__class__ is str:  # each URL follows a NUL (none holds one): count the starts
@@ -248,7 +310,18 @@ def worked_records(
             "priority": values[priority],
             "changefreq": changefreq or None,
             "alternates": None,
-            URL_FACTS: (total, kind, slot or None, slug, head, url_kind, verdict, name or None),
+            URL_FACTS: (
+                total,
+                kind,
+                slot or None,
+                slug,
+                head,
+                url_kind,
+                verdict,
+                name or None,
+                tail,
+                state,
+            ),
         }
         for (
             url,
@@ -263,6 +336,8 @@ def worked_records(
             url_kind,
             verdict,
             name,
+            tail,
+            state,
         ) in zip(
             _split(urls, n),
             _split(lastmods, n),
@@ -276,6 +351,8 @@ def worked_records(
             _split(kinds, n),
             verdicts,
             _split(junk, n),
+            _split(tails, n) if tails is not None else itertools.repeat("", n),
+            _split(states, n) if states is not None else itertools.repeat("", n),
             strict=True,
         )
     ]

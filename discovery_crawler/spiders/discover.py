@@ -465,6 +465,11 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         self.record.note(f"sitemap worker: {why}; parsing in-process instead")
         logger.error("sitemap worker: %s; parsing in-process instead", why)
 
+    def _first_run(self) -> int:
+        """The run's number if no previous run's state is loaded (every URL is new), else 0."""
+        state = getattr(self, "state", None)
+        return state.changes.run if state is not None and state.table is None else 0
+
     async def _parse_in_worker(
         self, response: Response, attempt: SitemapAttempt
     ) -> AsyncIterator[Any]:
@@ -480,6 +485,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
                 site=self.record.site_origin,
                 include_paths=self.options.include_paths,
                 exclude_paths=self.options.exclude_paths,
+                first_run=self._first_run(),
             )
             async for kind, payload in self._worker.parse(
                 response.body, base, self.max_bytes, self.batch_size, context
