@@ -215,23 +215,26 @@ _PLAIN_URLSET_HEAD = re.compile(rb"<urlset[\s>]")
 # Values of these four fields never contain whitespace (a URL, a date, a word, a number), so
 # ``\s*([^<\s]*)\s*`` captures them already stripped; a value with inner whitespace does not
 # match, the counts below disagree, and the document goes to lxml.
+# Possessive quantifiers (Python ≥ 3.11): what they repeat can never match what follows
+# them (``<`` ends a value, whitespace never starts a tag), so giving nothing back changes
+# no match and spares the engine its backtracking records (measured ~20% faster).
 _URL_BLOCK = re.compile(
-    r"<url>\s*<loc>\s*([^<\s]*)\s*</loc>"
-    r"(?:\s*<lastmod>\s*([^<\s]*)\s*</lastmod>)?"
-    r"(?:\s*<changefreq>\s*([^<\s]*)\s*</changefreq>)?"
-    r"(?:\s*<priority>\s*([^<\s]*)\s*</priority>)?"
-    r"\s*</url>"
+    r"<url>\s*+<loc>\s*+([^<\s]*+)\s*+</loc>"
+    r"(?:\s*+<lastmod>\s*+([^<\s]*+)\s*+</lastmod>)?"
+    r"(?:\s*+<changefreq>\s*+([^<\s]*+)\s*+</changefreq>)?"
+    r"(?:\s*+<priority>\s*+([^<\s]*+)\s*+</priority>)?"
+    r"\s*+</url>"
 )
 # The same blocks when no value has whitespace around it (nearly every sitemap): without
-# the ``\s*`` around values the regex engine does half the work (measured 0.73 against
+# the ``\s*`` around values the regex engine does half the work (measured 0.68 against
 # 1.35 µs a URL). A window where a captured value holds whitespace is matched again with
 # ``_URL_BLOCK`` (``_block_matches``), so both give the same entries.
 _TIGHT_URL_BLOCK = re.compile(
-    r"<url>\s*<loc>([^<]*)</loc>"
-    r"(?:\s*<lastmod>([^<]*)</lastmod>)?"
-    r"(?:\s*<changefreq>([^<]*)</changefreq>)?"
-    r"(?:\s*<priority>([^<]*)</priority>)?"
-    r"\s*</url>"
+    r"<url>\s*+<loc>([^<]*+)</loc>"
+    r"(?:\s*+<lastmod>([^<]*+)</lastmod>)?"
+    r"(?:\s*+<changefreq>([^<]*+)</changefreq>)?"
+    r"(?:\s*+<priority>([^<]*+)</priority>)?"
+    r"\s*+</url>"
 )
 # Control characters XML forbids, as bytes for ``bytes.translate`` (measured ~3× faster
 # than a regex character-class search over the window).
@@ -331,7 +334,7 @@ def _plain_urlset_batches(
             text = window.decode("utf-8")
         except UnicodeDecodeError:
             raise _NotPlain from None
-        if "<!" in text:
+        if "!" in text and "<!" in text:  # "!" is rare: one memchr, not a "<" every 20 bytes
             raise _NotPlain  # comments, CDATA, DOCTYPE
         if prefixes and (":url" in text or ":loc" in text):
             raise _NotPlain  # prefixed sitemap elements or extension elements
