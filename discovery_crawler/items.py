@@ -73,6 +73,11 @@ class UrlBatch:
     normalized: int | None = None
     # ... and the site its filter decisions were made for (None: not made there).
     decided_for: str | None = None
+    # From the sitemap worker on a first run, while every record keeps what the worker
+    # assumed: its feed lines' heads and tails and its state.json entries, one per record.
+    # A stage that drops records makes the lengths differ; the slug stage clears it when a
+    # base slug was taken (``feed_lines.worked_text``, ``RunState.observe``).
+    worked: tuple[list[str], list[str], list[str]] | None = None
     # Union mode: flags decided when the crawl is over (``flags_for(url)``), applied by
     # the feed exporters when they finish.
     finals: Any = None

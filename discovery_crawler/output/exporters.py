@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from scrapy.exporters import BaseItemExporter
 
 from discovery_crawler.items import RECORD_FIELDS, UrlBatch
-from discovery_crawler.output.feed_lines import _dumps, json_line, json_lines
+from discovery_crawler.output.feed_lines import _dumps, json_line, json_lines, worked_text
 from discovery_crawler.urls.normalize import twin_key
 
 if TYPE_CHECKING:
@@ -105,10 +105,11 @@ class _RecordExporter(BaseItemExporter):
         if item.finals is not None:
             self.finals = item.finals
         if item.records:
-            self.file.write(self.encode_batch(item.records))
+            self.file.write(self.encode_batch(item.records, worked_text(item)))
             self.count += len(item.records)
 
-    def encode_batch(self, records: list[dict[str, Any]]) -> bytes:
+    def encode_batch(self, records: list[dict[str, Any]], lines: str | None = None) -> bytes:
+        """The batch as feed text; ``lines``: its JSON lines, already written."""
         raise NotImplementedError
 
     def finish_exporting(self) -> None:
@@ -161,8 +162,8 @@ class _RecordExporter(BaseItemExporter):
 class JsonLinesExporter(_RecordExporter):
     """``-O file.jsonl``: one JSON object per line, one line per URL."""
 
-    def encode_batch(self, records: list[dict[str, Any]]) -> bytes:
-        return json_lines(records).encode(self.encoding)
+    def encode_batch(self, records: list[dict[str, Any]], lines: str | None = None) -> bytes:
+        return (lines or json_lines(records)).encode(self.encoding)
 
     def rewrite(self, copy: BinaryIO, seen: SeenSet) -> None:
         for line in copy:
@@ -185,8 +186,8 @@ class JsonExporter(JsonLinesExporter):
     def start_exporting(self) -> None:
         self.file.write(b"[")
 
-    def encode_batch(self, records: list[dict[str, Any]]) -> bytes:
-        lines = json_lines(records)[:-1].replace("\n", ",\n")
+    def encode_batch(self, records: list[dict[str, Any]], lines: str | None = None) -> bytes:
+        lines = (lines or json_lines(records))[:-1].replace("\n", ",\n")
         return (("\n" if not self.count else ",\n") + lines).encode(self.encoding)
 
     def finish_exporting(self) -> None:
@@ -277,7 +278,7 @@ class CsvExporter(_RecordExporter):
     RFC 4180 line endings (CRLF), so a value holding a bare CR is quoted like one holding LF.
     """
 
-    def encode_batch(self, records: list[dict[str, Any]]) -> bytes:
+    def encode_batch(self, records: list[dict[str, Any]], lines: str | None = None) -> bytes:
         buf = io.StringIO()
         csv.writer(buf).writerows([_csv_row(r) for r in records])
         return buf.getvalue().encode(self.encoding)

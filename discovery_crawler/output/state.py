@@ -631,13 +631,18 @@ class RunState:
 
     # -- during the run -------------------------------------------------------------------
     def observe(
-        self, records: list[dict[str, Any]], run_started_at: str = "", unique: bool = False
+        self,
+        records: list[dict[str, Any]],
+        run_started_at: str = "",
+        unique: bool = False,
+        worked: list[str] | None = None,
     ) -> None:
         """Mark each record ``change`` = new / known / changed, give known URLs their
         previous slug (new URLs one no previous URL holds), and spool this run's entries.
 
         ``unique``: the caller promises no URL comes twice in the run (the dedup stage's
-        batches), so a first run keeps no set of its own."""
+        batches), so a first run keeps no set of its own. ``worked``: the records' entries
+        as the sitemap worker wrote them for a first run (``feed_lines.worked_entries``)."""
         changes = self.changes
         run = changes.run
         table = self.table
@@ -659,6 +664,10 @@ class RunState:
                 rec["change"] = "new"
             urls = [rec["url"] for rec in need]
             changes.new.extend(urls)
+            if worked is not None and need is records and not missing:
+                self.spooled_counts["new"] += len(worked)
+                self._spool_lines(worked)
+                return
             enc = encode_basestring
             tail = f", {run}, {run}, "
             for url, rec in zip(urls, need, strict=True):

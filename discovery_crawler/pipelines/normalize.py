@@ -114,7 +114,9 @@ class NormalizePipeline(BatchStage):
             if site is not None and item.normalized == self.origins.version:
                 worked = worked_records(item.columns, source, base, site + "/")
                 if worked is not None:  # the common batch: straight to records
-                    item.records = worked
+                    item.records, lines = worked
+                    # lines written for another site's filter decisions do not stand
+                    item.worked = lines if item.decided_for == site else None
                     item.columns = None
                     return item
             item.entries = entries_of(item.columns)

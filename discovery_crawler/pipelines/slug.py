@@ -38,6 +38,8 @@ class SlugPipeline:
                 for i, base in zip(missing, bases_many(paths), strict=True):
                     bases[i] = base
             slugs = self.allocator.slugs_many(urls, bases=bases)  # type: ignore[arg-type]
+            if slugs is not bases:  # a base was taken: the worker's lines do not stand
+                item.worked = None
         else:
             slugs = self.allocator.slugs_many(urls, normalized_paths(urls))
         for rec, slug in zip(records, slugs, strict=True):

@@ -32,6 +32,7 @@ from scrapy import signals
 from scrapy.utils.defer import _schedule_coro
 
 from discovery_crawler.items import UrlBatch
+from discovery_crawler.output.feed_lines import worked_entries
 from discovery_crawler.output.preview import (
     COMPLETED,
     FAILED,
@@ -146,7 +147,11 @@ class StatePipeline:
                 state = self.state
             if state is not None:
                 # Batches that passed the dedup stage hold URLs new to the run.
-                state.observe(item.records, unique=item.seen is self.record.seen)
+                state.observe(
+                    item.records,
+                    unique=item.seen is self.record.seen,
+                    worked=worked_entries(item),
+                )
         preview = self.preview
         if preview is not None:
             preview.add(item.records)

@@ -276,11 +276,12 @@ def entries_of(batch: tuple[Any, ...]) -> list[tuple[Any, ...]]:
 
 def worked_records(
     batch: tuple[Any, ...], source: str, document: str, site_prefix: str
-) -> list[dict[str, Any]] | None:
+) -> tuple[list[dict[str, Any]], tuple[list[str], list[str], list[str]] | None] | None:
     """The common ``worked_batch`` — every URL normalized, on the site (``site_prefix``:
     ``origin/``), without alternates — as feed records with their ``URL_FACTS``, straight
-    from the columns (no entries in between: this is the main process's per-URL cost);
-    None when the batch is not that common one (``entries_of`` then)."""
+    from the columns (no entries in between: this is the main process's per-URL cost),
+    and ``UrlBatch.worked`` when the worker wrote every URL's tail and state entry; None
+    when the batch is not that common one (``entries_of`` then)."""
     n, urls, lastmods, changefreqs, priorities, totals = batch[:6]
     types, slots, bases, heads, kinds, junk, decisions, tails, states, errors, alternates = batch[
         6:
@@ -293,6 +294,10 @@ def worked_records(
     elif not all(url.startswith(site_prefix) for url in urls):
         return None
     priorities = _split(priorities, n)
+    heads = _split(heads, n)
+    tails = _split(tails, n) if tails is not None else None
+    states = _split(states, n) if states is not None else None
+    worked = (heads, tails, states) if tails and states and "" not in tails else None
     values = {p: priority_value(p) for p in set(priorities) if p}
     values[""] = None
     if decisions is None:
@@ -301,7 +306,7 @@ def worked_records(
         codes = _split(decisions, n)
         known = {c: decision_of(c) if c else KEEP for c in set(codes)}
         verdicts = [known[c] for c in codes]
-    return [
+    records = [
         {
             "url": url,
             "source": source,
@@ -347,15 +352,16 @@ def worked_records(
             _split(types, n),
             _split(slots, n),
             _split(bases, n),
-            _split(heads, n),
+            heads,
             _split(kinds, n),
             verdicts,
             _split(junk, n),
-            _split(tails, n) if tails is not None else itertools.repeat("", n),
-            _split(states, n) if states is not None else itertools.repeat("", n),
+            tails if tails is not None else itertools.repeat("", n),
+            states if states is not None else itertools.repeat("", n),
             strict=True,
         )
     ]
+    return records, worked
 
 
 _SEP = "\x00"
