@@ -218,3 +218,26 @@ def test_real_sites_links_and_union(serve, discover, tmp_path, name, rewrite, lo
     assert tally["links_only"]["count"] > 0  # linked but in no sitemap
     flagged = {f for r in union.records for f in (r.get("flags") or ())}
     assert {"sitemap_only", "links_only"} <= flagged
+
+
+def test_union_keeps_a_listed_auth_walled_page_flagged_and_unfetched(serve, tmp_path, discover):
+    """A sitemap URL behind an auth wall is listed with ``requires_auth`` (and
+    ``sitemap_only``: nothing links it), never fetched, and counted once — it used to be
+    admitted to the crawl, refused there, then dropped by dedup as its own duplicate."""
+    root = tmp_path / "site"
+    shutil.copytree(SITE, root)
+    (root / "sitemap.xml").write_text(
+        SITEMAP.replace(
+            "</urlset>", "  <url><loc>https://example.com/account/settings/</loc></url>\n</urlset>"
+        ),
+        encoding="utf-8",
+    )
+    server = serve(root, rewrite=[PLACEHOLDER])
+    result = discover(server.url("/"), "-a", "mode=union")
+    assert result.returncode == 0, result.stderr[-3000:]
+    recs = by_path(result, server.origin)
+    walled = recs["/account/settings/"]
+    assert walled["flags"] == ["requires_auth", "sitemap_only"]
+    assert walled["status"] is None
+    assert "/account/settings/" not in fetched(server)
+    assert result.discovery["counts"]["unique"] == len(result.records)

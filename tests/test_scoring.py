@@ -277,3 +277,18 @@ def test_fast_path_equals_reference(raw, extended):
         assert (total, kind, slot) == (ref.total, ref.type, ref.slot), rec["url"]
     # and again, with the prefix cache warm
     assert rater.rate_many(records) == (totals, types, slots)
+
+
+def test_rate_many_reads_a_title_whatever_the_batch_promises():
+    """A sitemap batch (``fetched=False``) may hold a fetched page's record in union mode:
+    where the full rules run, they read its title like ``score_record`` does."""
+    rec = {
+        "url": "https://example.com/%C3%BCber-uns",  # not plain: the full rules
+        "priority": None,
+        "changefreq": None,
+        "title": "Contact us",
+    }
+    scored = score_record(rec)
+    assert Rater().rate_many([rec], fetched=False) == ([scored.total], [scored.type], [scored.slot])
+    untitled = score_record({**rec, "title": None})
+    assert (scored.type, scored.total) != (untitled.type, untitled.total)

@@ -213,10 +213,17 @@ def _sorted_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: r["url"])
 
 
-def _state_entries(result: Any) -> list[list[Any]]:
-    """state.json's entries, sorted (the worker may write them, speculatively)."""
-    state = json.loads((result.out / "state.json").read_text(encoding="utf-8"))
-    return sorted(state["entries"])
+def _state_entries(result: Any) -> list[str]:
+    """state.json's entry lines as written, sorted (the worker may write them)."""
+    text = (result.out / "state.json").read_text(encoding="utf-8")
+    json.loads(text)  # valid
+    return sorted(line.rstrip(",") for line in text.splitlines() if line.startswith('["'))
+
+
+def _feed_lines(result: Any) -> list[str]:
+    """The feed's lines as written, sorted: the worker's text must be the stages' text
+    byte for byte (a parsed comparison would take 5.0 for 5)."""
+    return sorted(result.raw_feed.splitlines())
 
 
 def _summary(result: Any) -> dict[str, Any]:
@@ -247,14 +254,14 @@ def test_real_sitemaps_give_the_same_inventory_with_and_without_the_worker(
     server = serve(realdata("sitemaps", folder))
     url = server.url(path)
     # One document at a time: which sitemap lists a URL first decides its record.
-    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1}
+    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1, "SITEMAP_PARSE_CONCURRENCY": 1}
     on = run_discover(url, tmp_path / "on", settings={**one, "SITEMAP_WORKER_MIN_BYTES": 1})
     off = run_discover(url, tmp_path / "off", settings={**one, "SITEMAP_PARSE_WORKER": False})
     assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:] + off.stderr[-3000:]
     assert "'discovery/sitemaps/worker_documents'" in on.stderr
     assert "worker_documents" not in off.stderr
     assert on.records and _sorted_records(on.records) == _sorted_records(off.records)
-    assert on.raw_feed.count("\n") == len(on.records)
+    assert _feed_lines(on) == _feed_lines(off)
     assert _summary(on) == _summary(off)
     assert _state_entries(on) == _state_entries(off)
 
@@ -320,14 +327,16 @@ def test_every_stage_agrees_with_and_without_the_worker(serve, tmp_path):
     server = serve(tmp_path / "site")
     _mixed_site(tmp_path / "site", server.url("").rstrip("/"))
     url = server.url("/sitemap_index.xml")
-    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1}
+    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1, "SITEMAP_PARSE_CONCURRENCY": 1}
     on = run_discover(url, tmp_path / "on", settings={**one, "SITEMAP_WORKER_MIN_BYTES": 1})
     off = run_discover(url, tmp_path / "off", settings={**one, "SITEMAP_PARSE_WORKER": False})
     assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:] + off.stderr[-3000:]
     assert "'discovery/sitemaps/worker_documents': 4" in on.stderr  # index + 3
     assert _sorted_records(on.records) == _sorted_records(off.records)
+    assert _feed_lines(on) == _feed_lines(off)
     assert _summary(on) == _summary(off)
     assert _state_entries(on) == _state_entries(off)
+    assert len(_state_entries(on)) == len(on.records)
     slugs = {r["url"].split("/", 3)[3]: r["slug"] for r in on.records}
     assert (slugs["a.b/"], slugs["a-b/"]) == ("a-b", "a-b-2")
     assert (slugs["x/y/"], slugs["x__y/"]) == ("x__y", "x__y-2")
@@ -339,6 +348,27 @@ def test_every_stage_agrees_with_and_without_the_worker(serve, tmp_path):
     assert any("www vs bare host" in note for note in discovery["notes"])  # a stale batch
     assert discovery["filtered_as_junk"]["count"] == 2  # /test/, /sample-page/ (deduplicated)
     assert any(r.get("flags") == ["requires_auth"] for r in on.records)
+
+
+@pytest.mark.parametrize("without", ["SlugPipeline", "ScorePipeline", "FilterPipeline"])
+def test_the_worker_lines_stand_only_for_the_stages_that_ran(serve, tmp_path, without):
+    """A stage taken out of ITEM_PIPELINES leaves its field null in-process; the lines the
+    worker wrote assuming it ran must not stand in for them."""
+    from discovery_crawler.settings import ITEM_PIPELINES
+    from tests.conftest import run_discover
+
+    server = serve(tmp_path / "site")
+    _mixed_site(tmp_path / "site", server.url("").rstrip("/"))
+    url = server.url("/sitemap_index.xml")
+    stages = {path: order for path, order in ITEM_PIPELINES.items() if without not in path}
+    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1, "SITEMAP_PARSE_CONCURRENCY": 1}
+    one["ITEM_PIPELINES"] = json.dumps(stages)
+    on = run_discover(url, tmp_path / "on", settings={**one, "SITEMAP_WORKER_MIN_BYTES": 1})
+    off = run_discover(url, tmp_path / "off", settings={**one, "SITEMAP_PARSE_WORKER": False})
+    assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:] + off.stderr[-3000:]
+    assert "'discovery/sitemaps/worker_documents': 4" in on.stderr
+    assert on.records and _feed_lines(on) == _feed_lines(off)
+    assert _state_entries(on) == _state_entries(off)
 
 
 def test_batches_normalized_before_the_site_was_named_are_normalized_again(serve, tmp_path):
@@ -384,7 +414,7 @@ def test_union_mode_finds_the_same_with_and_without_the_worker(serve, tmp_path):
     _mixed_site(tmp_path / "site", server.url("").rstrip("/"))
     url = server.url("/sitemap_index.xml")
     args = ("-a", "mode=union", "-a", "max_pages=50")
-    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1}
+    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1, "SITEMAP_PARSE_CONCURRENCY": 1}
     on = run_discover(url, tmp_path / "on", *args, settings={**one, "SITEMAP_WORKER_MIN_BYTES": 1})
     off = run_discover(url, tmp_path / "off", *args, settings={**one, "SITEMAP_PARSE_WORKER": 0})
     assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:] + off.stderr[-3000:]

@@ -307,9 +307,13 @@ class LinkCrawler:
                 kind not in _FETCHED_KINDS
                 or (self.bfs_max_depth is not None and depth > self.bfs_max_depth)
                 or (self.bfs_max_pages and self.link_crawl.requested >= self.bfs_max_pages)
-                or not self._bfs_policy().decide(url, "page").keep
+                or not (decision := self._bfs_policy().decide(url, "page")).keep
+                or decision.flags  # requires_auth: listed, flagged, never fetched
             ):
-                keep.append(rec)  # a sitemap record, as in sitemap mode
+                # A sitemap record, as in sitemap mode: the stages drop or flag it. (Not
+                # admitted here: a record admitted but not fetched would meet its own key
+                # in the seen-set at the dedup stage and vanish as a duplicate.)
+                keep.append(rec)
                 continue
             seen.add(key)
             unfetched: list[dict[str, Any]] = []

@@ -101,12 +101,32 @@ def listed_heads(
     ]
 
 
+def _as_worked(rec: dict[str, Any]) -> bool:
+    """The record kept what the sitemap worker assumed when it wrote the line's tail."""
+    f = rec.get(URL_FACTS)
+    return (
+        f is not None
+        and bool(f[8])
+        and rec.get("flags") is None
+        and rec.get("slug") is f[3]
+        and rec.get("change") == "new"
+        and rec.get("score") == f[0]
+        and rec.get("kind") == f[5]
+        and "via" not in rec
+    )
+
+
 def worked_text(item: Any) -> str | None:
     """A ``UrlBatch``'s lines as the sitemap worker wrote them (``UrlBatch.worked``), when
-    every record kept what it assumed — the batch lost none (stages only drop, in order)
-    and no stage changed one — else None: the lines of ``json_lines``, at C speed."""
+    every record kept what it assumed — the batch lost none (stages only drop, in order),
+    no stage changed one (the slug stage clears ``worked`` when a base slug was taken;
+    flags, drops and junk names leave no tail) and none is missing (its first and last
+    records are checked) — else None: the lines of ``json_lines``, at C speed."""
     worked = item.worked
-    if worked is None or item.finals is not None or len(item.records) != len(worked[0]):
+    records = item.records
+    if worked is None or item.finals is not None or len(records) != len(worked[0]):
+        return None
+    if not (_as_worked(records[0]) and _as_worked(records[-1])):
         return None
     heads, tails, _ = worked
     return "\n".join(map(operator.add, heads, tails)) + "\n"
@@ -116,7 +136,11 @@ def worked_entries(item: Any) -> list[str] | None:
     """A ``UrlBatch``'s state.json entries as the sitemap worker wrote them, on the same
     terms as ``worked_text``."""
     worked = item.worked
-    if worked is None or len(item.records) != len(worked[0]):
+    records = item.records
+    if worked is None or len(records) != len(worked[0]):
+        return None
+    first, last = records[0], records[-1]
+    if first.get("slug") is not first[URL_FACTS][3] or last.get("slug") is not last[URL_FACTS][3]:
         return None
     return worked[2]
 
@@ -139,16 +163,7 @@ def json_lines(records: list[dict[str, Any]]) -> str:
         slug = rec.get("slug")
         score = rec.get("score")
         change = rec.get("change")
-        if (
-            f is not None
-            and f[8]  # the worker's tail holds if the stages kept what it assumed
-            and flags is None
-            and slug is f[3]
-            and change == "new"
-            and score == f[0]
-            and kind == f[5]
-            and "via" not in rec
-        ):
+        if f is not None and f[8] and _as_worked(rec):  # the worker's tail holds
             tail = f[8]
         elif kind is None and flags is None and slug is None and score is None:
             tail = _NO_TAIL  # the URL stages are off: their fields do not exist yet

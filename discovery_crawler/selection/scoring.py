@@ -292,7 +292,8 @@ class Rater:
             [rec.get("priority") for rec in records],
             [rec.get("changefreq") for rec in records],
             [rec.get("flags") for rec in records],
-            records if fetched else None,
+            records,
+            fetched,
         )
         if write:
             for rec, total in zip(records, rated[0], strict=True):
@@ -305,10 +306,12 @@ class Rater:
         priorities: list[Any],
         changefreqs: list[str | None],
         flags: list[Any] | None = None,
-        fetched: list[dict[str, Any]] | None = None,
+        records: list[dict[str, Any]] | None = None,
+        fetched: bool = False,
     ) -> tuple[list[int], list[str], list[str | None]]:
-        """``rate_many`` over columns (the sitemap worker has no record dicts). ``fetched``:
-        the records of fetched pages, whose ``title``/``links`` change the rating."""
+        """``rate_many`` over columns (the sitemap worker has no record dicts). ``records``:
+        the columns' records, which the full rules read (a title a page-level record may
+        hold even in a sitemap batch); ``fetched`` as in ``rate_many``."""
         totals: list[int] = []
         types: list[str] = []
         slots: list[str | None] = []
@@ -328,8 +331,8 @@ class Rater:
         kw_multi = self._kw_multi
         form_words, data_words, utility_words = FORM_WORDS, DATA_WORDS, UTILITY_WORDS
         page_fields = (
-            [rec.get("title") is not None or rec.get("links") is not None for rec in fetched]
-            if fetched is not None
+            [rec.get("title") is not None or rec.get("links") is not None for rec in records]
+            if fetched and records is not None
             else None
         )
         for j, url in enumerate(urls):
@@ -353,8 +356,8 @@ class Rater:
                 or (page_fields is not None and page_fields[j])
             ):
                 rec = (
-                    fetched[j]
-                    if fetched is not None
+                    records[j]
+                    if records is not None
                     else {
                         "url": url,
                         "priority": priorities[j],

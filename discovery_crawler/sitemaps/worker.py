@@ -2,9 +2,12 @@
 
 Why: on a 1M-URL walk, inflating, parsing and normalizing the locations is ~4 µs of pure
 Python a URL, on the same core as the item pipelines. A worker process does it on the
-second core, document by document, and streams back batches of entries whose ``loc`` is
+second core, document by document, and streams back batches in text columns: each ``loc``
 already normalized (``UrlBatch.normalized`` names the ``OriginCache.version`` it was done
-with; the normalize stage redoes it if the site's origin rewrites changed since).
+with; the normalize stage redoes it if the site's origin rewrites changed since), with what
+the stages would work out from the listing alone (``items.URL_FACTS``) and, on a first run,
+the feed line's tail and the state.json entry they would write if the URL is kept as it is
+(the main process checks those assumptions before it uses them).
 
 Why not ``concurrent.futures.ProcessPoolExecutor``: its ``spawn``/``forkserver`` children
 re-import the parent's ``__main__`` (the ``scrapy`` script, hence Scrapy: +40 MB and
