@@ -238,6 +238,6 @@ def test_union_keeps_a_listed_auth_walled_page_flagged_and_unfetched(serve, tmp_
     recs = by_path(result, server.origin)
     walled = recs["/account/settings/"]
     assert walled["flags"] == ["requires_auth", "sitemap_only"]
-    assert walled["status"] is None
+    assert walled.get("status") is None
     assert "/account/settings/" not in fetched(server)
-    assert result.discovery["counts"]["unique"] == len(result.records)
+    assert result.discovery["counts"]["discovered"] == len(result.records)
