@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from discovery_crawler.items import URL_FACTS
 from discovery_crawler.output.feed_lines import listed_heads
@@ -104,11 +104,37 @@ class Tools:
         return self if context == self.context else Tools(context)
 
 
-def worked_batch(entries: list[tuple[Any, ...]], base: str, tools: Tools) -> tuple[Any, ...]:
-    """One batch worked out for the spider, in columns (``entries_of`` turns it back into
-    entries). Each text column is one string, its values joined by NUL — a character no
-    XML value holds — so sending a batch is a few ``memcpy``s instead of pickling ~10
-    objects a URL (measured: pickling per-URL tuples was a sixth of the worker's time)."""
+Column = str | list[str]  # values joined by NUL, or a list when a value holds a NUL
+
+
+class WorkedBatch(NamedTuple):
+    """One batch worked out for the spider, in columns, one value per entry ('' = none).
+    Each text column is one string, its values joined by NUL — a character no XML value
+    holds — so sending a batch is a few ``memcpy``s instead of pickling ~10 objects a URL
+    (measured: pickling per-URL tuples was a sixth of the worker's time)."""
+
+    n: int
+    urls: Column  # normalized ('' where ``errors`` has the entry)
+    lastmods: Column
+    changefreqs: Column
+    priorities: Column  # as written
+    totals: list[int]  # the score without the auth rule
+    types: Column
+    slots: Column
+    bases: Column  # base slugs
+    heads: Column  # feed lines up to ``alternates`` ('' for an entry with alternates)
+    kinds: Column
+    junk: Column  # junk pattern names
+    decisions: Column | None  # filter decision codes; None: the site was not known yet
+    tails: Column | None  # on a first run: the feed lines' tails ('' where not written)
+    states: Column | None  # ... and the state.json entries
+    errors: dict[int, UrlError]
+    alternates: dict[int, Any]
+
+
+def worked_batch(entries: list[tuple[Any, ...]], base: str, tools: Tools) -> WorkedBatch:
+    """One batch worked out for the spider (``entries_of`` turns it back into entries,
+    ``worked_records`` into records)."""
     urls = tools.origins.normalize_many([e[0] for e in entries], base)
     # An error keeps the location as written (``UrlError.raw`` may be its origin alone).
     errors = {
@@ -151,7 +177,9 @@ def worked_batch(entries: list[tuple[Any, ...]], base: str, tools: Tools) -> tup
         columns = [_with_gaps(column, errors, n, "") for column in columns]
     for i in alternates:  # the normalize stage works them out, and the line's head with them
         columns[3][i] = ""
-    return (
+    optional = [_join(column) for column in columns[6:]]
+    optional += [None] * (3 - len(optional))
+    return WorkedBatch(
         len(entries),
         _join([url if url.__class__ is str else "" for url in urls]),
         _join([e[1] or "" for e in entries]),
@@ -159,9 +187,7 @@ def worked_batch(entries: list[tuple[Any, ...]], base: str, tools: Tools) -> tup
         _join([e[3] or "" for e in entries]),
         totals,
         *(_join(column) for column in columns[:6]),
-        _join(columns[6]) if decisions is not None else None,
-        _join(columns[7]) if len(columns) > 7 else None,
-        _join(columns[8]) if len(columns) > 7 else None,
+        *optional,
         errors,
         alternates,
     )
@@ -225,92 +251,78 @@ def decision_of(code: str) -> Decision:
     return Decision(True, None, tuple(code[1:].split(",")))
 
 
-def entries_of(batch: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+def entries_of(batch: WorkedBatch) -> list[tuple[Any, ...]]:
     """A ``worked_batch`` as the normalize stage's entries: ``(url, lastmod, changefreq,
     priority, alternates, facts)``, ``url`` normalized or the ``UrlError`` saying why not,
     ``facts`` as ``items.URL_FACTS`` (None for an error; an empty head when there is none;
     a None decision when the worker did not know the site yet)."""
-    n, urls, lastmods, changefreqs, priorities, totals = batch[:6]
-    types, slots, bases, heads, kinds, junk, decisions, tails, states, errors, alternates = batch[
-        6:
-    ]
-    urls, lastmods, changefreqs, priorities, types, slots, bases, heads, kinds, junk = (
-        _split(column, n)
-        for column in (
-            urls,
-            lastmods,
-            changefreqs,
-            priorities,
-            types,
-            slots,
-            bases,
-            heads,
-            kinds,
-            junk,
-        )
-    )
-    slots = [slot or None for slot in slots]
-    junk = [name or None for name in junk]
-    verdicts = (
-        [decision_of(c) if c else KEEP for c in _split(decisions, n)]  # nearly all: KEEP
-        if decisions is not None
-        else None
-    )
+    n = batch.n
     blank = [""] * n
     facts: list[Any] = list(
         zip(
-            totals,
-            types,
-            slots,
-            bases,
-            heads,
-            kinds,
-            verdicts or [None] * n,
-            junk,
-            _split(tails, n) if tails is not None else blank,
-            _split(states, n) if states is not None else blank,
+            batch.totals,
+            _split(batch.types, n),
+            [slot or None for slot in _split(batch.slots, n)],
+            _split(batch.bases, n),
+            _split(batch.heads, n),
+            _split(batch.kinds, n),
+            _verdicts(batch.decisions, n),
+            [name or None for name in _split(batch.junk, n)],
+            _split(batch.tails, n) if batch.tails is not None else blank,
+            _split(batch.states, n) if batch.states is not None else blank,
             strict=True,
         )
     )
-    alts = [alternates.get(i) for i in range(n)] if alternates else [None] * n
-    for i, error in errors.items():
+    urls: list[Any] = _split(batch.urls, n)
+    for i, error in batch.errors.items():
         urls[i] = error
         facts[i] = None
-    return list(zip(urls, lastmods, changefreqs, priorities, alts, facts, strict=True))
+    alternates = batch.alternates
+    return list(
+        zip(
+            urls,
+            _split(batch.lastmods, n),
+            _split(batch.changefreqs, n),
+            _split(batch.priorities, n),
+            [alternates.get(i) for i in range(n)] if alternates else [None] * n,
+            facts,
+            strict=True,
+        )
+    )
+
+
+def _verdicts(decisions: Column | None, n: int) -> Any:
+    """The filter ``Decision`` of each entry (None each when the worker did not decide)."""
+    if decisions is None:
+        return itertools.repeat(None, n)
+    codes = _split(decisions, n)
+    known = {c: decision_of(c) if c else KEEP for c in set(codes)}  # nearly all: KEEP
+    return [known[c] for c in codes]
 
 
 def worked_records(
-    batch: tuple[Any, ...], source: str, document: str, site_prefix: str
+    batch: WorkedBatch, source: str, document: str, site_prefix: str
 ) -> tuple[list[dict[str, Any]], tuple[list[str], list[str], list[str]] | None] | None:
     """The common ``worked_batch`` — every URL normalized, on the site (``site_prefix``:
     ``origin/``), without alternates — as feed records with their ``URL_FACTS``, straight
     from the columns (no entries in between: this is the main process's per-URL cost),
     and ``UrlBatch.worked`` when the worker wrote every URL's tail and state entry; None
     when the batch is not that common one (``entries_of`` then)."""
-    n, urls, lastmods, changefreqs, priorities, totals = batch[:6]
-    types, slots, bases, heads, kinds, junk, decisions, tails, states, errors, alternates = batch[
-        6:
-    ]
-    if errors or alternates or not n:
+    n, urls = batch.n, batch.urls
+    if batch.errors or batch.alternates or not n:
         return None
     if urls.__class__ is str:  # each URL follows a NUL (none holds one): count the starts
-        if (_SEP + urls).count(_SEP + site_prefix) != n:
+        if (_SEP + urls).count(_SEP + site_prefix) != n:  # type: ignore[operator]
             return None
     elif not all(url.startswith(site_prefix) for url in urls):
         return None
-    priorities = _split(priorities, n)
-    heads = _split(heads, n)
-    tails = _split(tails, n) if tails is not None else None
-    states = _split(states, n) if states is not None else None
+    priorities = _split(batch.priorities, n)
+    heads = _split(batch.heads, n)
+    tails = _split(batch.tails, n) if batch.tails is not None else None
+    states = _split(batch.states, n) if batch.states is not None else None
     worked = (heads, tails, states) if tails and states and "" not in tails else None
-    values = {p: priority_value(p) for p in set(priorities) if p}
+    values: dict[str, Any] = {p: priority_value(p) for p in set(priorities) if p}
     values[""] = None
-    if decisions is None:
-        verdicts: Any = itertools.repeat(None, n)
-    else:
-        codes = _split(decisions, n)
-        known = {c: decision_of(c) if c else KEEP for c in set(codes)}
-        verdicts = [known[c] for c in codes]
     records = [
         {
             "url": url,
@@ -350,17 +362,17 @@ def worked_records(
             state,
         ) in zip(
             _split(urls, n),
-            _split(lastmods, n),
-            _split(changefreqs, n),
+            _split(batch.lastmods, n),
+            _split(batch.changefreqs, n),
             priorities,
-            totals,
-            _split(types, n),
-            _split(slots, n),
-            _split(bases, n),
+            batch.totals,
+            _split(batch.types, n),
+            _split(batch.slots, n),
+            _split(batch.bases, n),
             heads,
-            _split(kinds, n),
-            verdicts,
-            _split(junk, n),
+            _split(batch.kinds, n),
+            _verdicts(batch.decisions, n),
+            _split(batch.junk, n),
             tails if tails is not None else itertools.repeat("", n),
             states if states is not None else itertools.repeat("", n),
             strict=True,
@@ -583,4 +595,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    # Run from the module under its own name, not as ``__main__``: what the worker pickles
+    # (``WorkedBatch``) must be found under the same name by the spider's process.
+    from discovery_crawler.sitemaps import worker
+
+    sys.exit(worker.main(sys.argv[1:]))

@@ -492,7 +492,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
             ):
                 if kind == "batches":
                     for batch in payload:
-                        sent += batch[0]
+                        sent += batch.n
                         yield UrlBatch(
                             "sitemap",
                             base,
