@@ -164,8 +164,8 @@ def json_lines(records: list[dict[str, Any]]) -> str:
         slug = rec.get("slug")
         score = rec.get("score")
         change = rec.get("change")
-        if f is not None and f[8] and _as_worked(rec):  # the worker's tail holds
-            tail = f[8]
+        if _as_worked(rec):  # the sitemap worker's tail holds
+            tail = f[8]  # type: ignore[index]
         elif kind is None and flags is None and slug is None and score is None:
             tail = _NO_TAIL  # the URL stages are off: their fields do not exist yet
         else:
