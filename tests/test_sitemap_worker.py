@@ -350,6 +350,32 @@ def test_every_stage_agrees_with_and_without_the_worker(serve, tmp_path):
     assert any(r.get("flags") == ["requires_auth"] for r in on.records)
 
 
+def test_a_second_run_renders_its_own_lines_with_and_without_the_worker(serve, tmp_path):
+    """On a re-run into the same folder no URL is new: nothing the worker would write for
+    a first run may stand, and both ways give the same feed and state lines."""
+    from tests.conftest import run_discover
+
+    server = serve(tmp_path / "site")
+    _mixed_site(tmp_path / "site", server.url("").rstrip("/"))
+    url = server.url("/sitemap_index.xml")
+    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1, "SITEMAP_PARSE_CONCURRENCY": 1}
+    runs = {}
+    for name, worker in (
+        ("on", {"SITEMAP_WORKER_MIN_BYTES": 1}),
+        ("off", {"SITEMAP_PARSE_WORKER": False}),
+    ):
+        out = tmp_path / name / "out"
+        first = run_discover(url, tmp_path / name, settings={**one, **worker}, out=out)
+        again = run_discover(url, tmp_path / name, settings={**one, **worker}, out=out)
+        assert first.returncode == 0 and again.returncode == 0, again.stderr[-3000:]
+        runs[name] = again
+    on, off = runs["on"], runs["off"]
+    assert "'discovery/sitemaps/worker_documents': 4" in on.stderr
+    assert on.records and "new" not in {r["change"] for r in on.records}
+    assert _feed_lines(on) == _feed_lines(off)
+    assert _state_entries(on) == _state_entries(off)
+
+
 @pytest.mark.parametrize("without", ["SlugPipeline", "ScorePipeline", "FilterPipeline"])
 def test_the_worker_lines_stand_only_for_the_stages_that_ran(serve, tmp_path, without):
     """A stage taken out of ITEM_PIPELINES leaves its field null in-process; the lines the
