@@ -133,6 +133,20 @@ def _entry_line(url: str, slug: str, first: int, last: int, lastmod: Any, status
     return f'[{enc(url)}, {enc(slug)}, {first}, {last}, {lm}, "{status}"]'
 
 
+def entry_lines(
+    urls: list[str], slugs: list[str], first: int, last: int, lastmods: list[Any], status: str
+) -> list[str]:
+    """``_entry_line`` of many URLs that share their runs and status, in one comprehension
+    (a first run's entries; the sitemap worker writes them with it too)."""
+    enc = encode_basestring
+    runs = f", {first}, {last}, "
+    end = f', "{status}"]'
+    return [
+        f"[{enc(url)}, {enc(slug)}{runs}{enc(lastmod) if lastmod.__class__ is str else 'null'}{end}"
+        for url, slug, lastmod in zip(urls, slugs, lastmods, strict=True)
+    ]
+
+
 def _copy_lines(path: Path, body: IO[str]) -> str | None:
     """Copy the lines of ``path`` to ``body`` as entries (``,\n`` between them) in
     blocks, holding back the last one, which is returned (the caller decides what follows
@@ -668,18 +682,23 @@ class RunState:
                 self.spooled_counts["new"] += len(worked)
                 self._spool_lines(worked)
                 return
-            enc = encode_basestring
-            tail = f", {run}, {run}, "
-            for url, rec in zip(urls, need, strict=True):
-                facts = rec.get(URL_FACTS)
-                if facts is not None and facts[9] and rec["slug"] is facts[3]:
-                    lines.append(facts[9])  # the sitemap worker's entry: its base slug stands
-                    continue
-                lastmod = rec["lastmod"]
-                lines.append(
-                    f"[{enc(url)}, {enc(rec['slug'])}{tail}"
-                    f'{enc(lastmod) if lastmod.__class__ is str else "null"}, "new"]'
+            # The sitemap worker's entry stands where its base slug did; render the others.
+            lines = [
+                f[9] if (f := rec.get(URL_FACTS)) is not None and rec["slug"] is f[3] else ""
+                for rec in need
+            ]
+            if "" in lines:
+                todo = [i for i, line in enumerate(lines) if not line]
+                rendered = entry_lines(
+                    [urls[i] for i in todo],
+                    [need[i]["slug"] for i in todo],
+                    run,
+                    run,
+                    [need[i]["lastmod"] for i in todo],
+                    "new",
                 )
+                for i, line in zip(todo, rendered, strict=True):
+                    lines[i] = line
             self.spooled_counts["new"] += len(lines)
             self._spool_lines(lines)
             return

@@ -68,7 +68,8 @@ class ScorePipeline(BatchStage):
         if not isinstance(item, UrlBatch) or not item.records:
             return item
         records = item.records
-        # Sitemap batches carry no fetched fields (title, links): two look-ups a URL saved.
+        # Sitemap batches rarely carry fetched fields (title, links; union mode's fetched
+        # listed pages do): the fast rules skip two look-ups a URL, the full ones read them.
         fetched = item.source != "sitemap"
         if item.normalized is not None:
             totals, types, slots = self._rate_from_facts(records)

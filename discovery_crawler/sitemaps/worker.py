@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from discovery_crawler.items import URL_FACTS
 from discovery_crawler.output.feed_lines import listed_heads
+from discovery_crawler.output.state import entry_lines
 from discovery_crawler.selection.paths import PILLAR_KEYWORDS
 from discovery_crawler.selection.scoring import Rater
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
@@ -208,22 +209,19 @@ def _speculated(
     slug free, its score as rated here ('' where that is not so). The main process checks
     each (``feed_lines.json_lines``, ``RunState.observe``) and renders the others itself."""
     enc = encode_basestring
-    runs = f", {run}, {run}, "
+    states = entry_lines(urls, bases, run, run, [lastmod or None for lastmod in lastmods], "new")
     tails = []
-    states = []
-    for url, lastmod, total, base, kind, code, name in zip(
-        urls, lastmods, totals, bases, kinds, decisions, junk, strict=True
+    for i, (total, base, kind, code, name) in enumerate(
+        zip(totals, bases, kinds, decisions, junk, strict=True)
     ):
         if code or name:  # flags, a drop or a junk pattern: the stages decide the rest
             tails.append("")
-            states.append("")
+            states[i] = ""
             continue
-        slug = enc(base)
         tails.append(
-            f', "kind": {enc(kind)}, "flags": null, "slug": {slug}, "score": {total}, '
+            f', "kind": {enc(kind)}, "flags": null, "slug": {enc(base)}, "score": {total}, '
             '"change": "new"}'
         )
-        states.append(f'[{enc(url)}, {slug}{runs}{enc(lastmod) if lastmod else "null"}, "new"]')
     return tails, states
 
 
