@@ -183,6 +183,12 @@ def test_the_worker_process_round_trip_and_death():
     async def run() -> tuple[list[Any], Any, str]:
         pool = ParseWorker()
         pool.start()
+        limits = Path("/proc/sys/fs/pipe-max-size")
+        if limits.exists() and int(limits.read_text()) >= 1 << 20:
+            import fcntl
+
+            # Room for a whole reply: one or two reads, not ~20 of Linux's default 64 KB.
+            assert fcntl.fcntl(pool._reader.fileno(), fcntl.F_GETPIPE_SZ) == 1 << 20
         got: list[Any] = []
         done = None
         async for kind, payload in pool.parse(body, BASE, 0, 1000, RunContext()):
@@ -322,16 +328,19 @@ def _mixed_site(root: Path, port_origin: str) -> None:
     )
 
 
-def test_every_stage_agrees_with_and_without_the_worker(serve, tmp_path):
+@pytest.mark.parametrize("lines", [False, True], ids=["columns", "with-lines"])
+def test_every_stage_agrees_with_and_without_the_worker(serve, tmp_path, lines):
     """Malformed, other-host, relative, twin, junk, auth, file and alternate entries: the
-    same records and the same account (drops with reasons, malformed, notes) either way."""
+    same records and the same account (drops with reasons, malformed, notes) either way,
+    with and without the lines the worker writes on a first run (SITEMAP_WORKER_LINES)."""
     from tests.conftest import run_discover
 
     server = serve(tmp_path / "site")
     _mixed_site(tmp_path / "site", server.url("").rstrip("/"))
     url = server.url("/sitemap_index.xml")
     one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1, "SITEMAP_PARSE_CONCURRENCY": 1}
-    on = run_discover(url, tmp_path / "on", settings={**one, "SITEMAP_WORKER_MIN_BYTES": 1})
+    worker = {"SITEMAP_WORKER_MIN_BYTES": 1, "SITEMAP_WORKER_LINES": lines}
+    on = run_discover(url, tmp_path / "on", settings={**one, **worker})
     off = run_discover(url, tmp_path / "off", settings={**one, "SITEMAP_PARSE_WORKER": False})
     assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:] + off.stderr[-3000:]
     assert "'discovery/sitemaps/worker_documents': 4" in on.stderr  # index + 3
@@ -364,7 +373,7 @@ def test_a_second_run_renders_its_own_lines_with_and_without_the_worker(serve, t
     one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1, "SITEMAP_PARSE_CONCURRENCY": 1}
     runs = {}
     for name, worker in (
-        ("on", {"SITEMAP_WORKER_MIN_BYTES": 1}),
+        ("on", {"SITEMAP_WORKER_MIN_BYTES": 1, "SITEMAP_WORKER_LINES": True}),
         ("off", {"SITEMAP_PARSE_WORKER": False}),
     ):
         out = tmp_path / name / "out"
@@ -392,7 +401,8 @@ def test_the_worker_lines_stand_only_for_the_stages_that_ran(serve, tmp_path, wi
     stages = {path: order for path, order in ITEM_PIPELINES.items() if without not in path}
     one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1, "SITEMAP_PARSE_CONCURRENCY": 1}
     one["ITEM_PIPELINES"] = json.dumps(stages)
-    on = run_discover(url, tmp_path / "on", settings={**one, "SITEMAP_WORKER_MIN_BYTES": 1})
+    worker = {"SITEMAP_WORKER_MIN_BYTES": 1, "SITEMAP_WORKER_LINES": True}
+    on = run_discover(url, tmp_path / "on", settings={**one, **worker})
     off = run_discover(url, tmp_path / "off", settings={**one, "SITEMAP_PARSE_WORKER": False})
     assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:] + off.stderr[-3000:]
     assert "'discovery/sitemaps/worker_documents': 4" in on.stderr

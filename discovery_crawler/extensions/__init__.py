@@ -1,1 +1,1 @@
-"""Extensions: the progress line and the end-of-run summary."""
+"""Extensions: the progress line and the end-of-run summary; the collector tuned for a crawl."""

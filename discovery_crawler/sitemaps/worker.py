@@ -63,6 +63,10 @@ CHUNK_BATCHES = 2  # batches per reply message: small enough to overlap, big eno
 # (A batch is ~0.6 MB of text with its lines; 2 × 2 against 4 × 3 measured ~12 MB less peak
 # RSS on the 1M-URL benchmark, at the same speed within this machine's noise.)
 MAX_BUFFERED = 2
+# The pipes' size (Linux's default is 64 KB). A reply then crosses in one or two reads
+# instead of ~20: between two reads the spider's reader thread waits for the GIL (up to the
+# 5 ms switch interval while the pipelines run), and the worker waits on the full pipe.
+_PIPE_BYTES = 1 << 20
 
 
 class WorkerFailed(Exception):
@@ -449,6 +453,19 @@ def _receiver(reader: Connection) -> Any:
     return receive
 
 
+def _widen(fd: int) -> None:
+    """Give a pipe room for a whole reply where Linux allows it (``fs.pipe-max-size``)."""
+    with contextlib.suppress(ImportError, AttributeError, OSError):
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+
+
+# The worker runs ``main`` imported under this module's own name, not as ``__main__``: what
+# it pickles (``WorkedBatch``) must resolve to the same class in the spider's process.
+_LAUNCH = f"import sys; from {__name__} import main; sys.exit(main(sys.argv[1:]))"
+
+
 class ParseWorker:
     """The spider's side: starts the worker, sends documents, streams replies."""
 
@@ -467,12 +484,14 @@ class ParseWorker:
         self._loop = asyncio.get_running_loop()
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
+        for fd in (to_worker_w, from_worker_w):
+            _widen(fd)
         env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(to_worker_r), str(from_worker_w)],
+                [sys.executable, "-c", _LAUNCH, str(to_worker_r), str(from_worker_w)],
                 pass_fds=(to_worker_r, from_worker_w),
                 stdin=subprocess.DEVNULL,
                 env=env,
@@ -592,9 +611,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    # Run from the module under its own name, not as ``__main__``: what the worker pickles
-    # (``WorkedBatch``) must be found under the same name by the spider's process.
+if __name__ == "__main__":  # ``python -m``: run the module under its own name, as _LAUNCH does
     from discovery_crawler.sitemaps import worker
 
     sys.exit(worker.main(sys.argv[1:]))

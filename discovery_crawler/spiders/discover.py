@@ -174,6 +174,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
             if settings.getbool("SITEMAP_PARSE_WORKER") and is_asyncio_reactor_installed()
             else 0
         )
+        self.worker_lines = settings.getbool("SITEMAP_WORKER_LINES")
         self.conventional_paths = settings.getlist("SITEMAP_CONVENTIONAL_PATHS")
         recorded: dict[str, Any] = {"HOST_INTERVAL": settings.getfloat("HOST_INTERVAL")}
         recorded.update((name, settings.getint(name)) for name in _SETTINGS_IN_LOG[1:])
@@ -485,7 +486,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
                 site=self.record.site_origin,
                 include_paths=self.options.include_paths,
                 exclude_paths=self.options.exclude_paths,
-                first_run=self._first_run(),
+                first_run=self._first_run() if self.worker_lines else 0,
             )
             async for kind, payload in self._worker.parse(
                 response.body, base, self.max_bytes, self.batch_size, context
