@@ -292,3 +292,82 @@ def test_rate_many_reads_a_title_whatever_the_batch_promises():
     assert Rater().rate_many([rec], fetched=False) == ([scored.total], [scored.type], [scored.slot])
     untitled = score_record({**rec, "title": None})
     assert (scored.type, scored.total) != (untitled.type, untitled.total)
+
+
+PLAIN_SEGMENT = st.sampled_from(
+    [
+        *("blog", "docs", "section-11", "article-100001", "how-we-ship-software", "2024"),
+        *("06", "team", "a", "news", "category", "tag", "page-2", "p-1", "v2", "x9", "z-z-z"),
+        *("contact-us", "sign-up", "login"),
+    ]
+) | st.from_regex(r"[a-z][a-z0-9]{0,6}(-[a-z0-9]{1,4}){0,3}", fullmatch=True)
+BATCH_ROW = st.fixed_dictionaries(
+    {
+        "path": st.lists(PLAIN_SEGMENT | SEGMENT, min_size=0, max_size=5),
+        "slash": st.booleans(),
+        "priority": st.none() | st.sampled_from([0.0, 0.5, 0.8, 1.0, 0.33, 2.0]) | st.just("x"),
+        "changefreq": st.none() | st.sampled_from(["daily", "weekly", "Hourly", "always"]),
+    }
+)
+
+
+def _batch_urls(rows: list[dict], origin: str = SITE) -> list[str]:
+    return [
+        origin + "/" + "/".join(r["path"]) + ("/" if r["slash"] and r["path"] else "") for r in rows
+    ]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(BATCH_ROW, min_size=16, max_size=60), st.booleans())
+def test_whole_batch_rating_equals_the_reference(rows, extended):
+    """A sitemap batch (one origin, no query) rated as a whole gives each URL the total,
+    type and slot of the reference rules, whatever its last segments hold."""
+    keywords = ("about", "team", "docs", "blog", "chi-siamo") if extended else None
+    rater = Rater(keywords)
+    urls = _batch_urls(rows)
+    priorities = [r["priority"] for r in rows]
+    changefreqs = [r["changefreq"] for r in rows]
+    rated = rater.rate_columns(urls, priorities, changefreqs)
+    for j, url in enumerate(urls):
+        rec = {"url": url, "priority": priorities[j], "changefreq": changefreqs[j]}
+        ref = score_record(rec, rater.keywords)
+        assert (rated[0][j], rated[1][j], rated[2][j]) == (ref.total, ref.type, ref.slot), url
+    assert rater._rate_each(urls, priorities, changefreqs, None, None, False) == rated
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(PLAIN_SEGMENT, min_size=2, max_size=4).filter(lambda p: p[-1] != "v2"),
+        min_size=16,
+        max_size=40,
+    )
+)
+def test_a_plain_batch_is_rated_as_a_whole(paths):
+    """Plain lowercase paths of two segments or more take the whole-batch path."""
+    urls = [SITE + "/" + "/".join(p) + "/" for p in paths]
+    priorities = [0.5] * len(urls)
+    changefreqs = ["weekly"] * len(urls)
+    rater = Rater()
+    bulk = rater._rate_bulk(urls, priorities, changefreqs, None, False)
+    assert bulk is not None
+    assert bulk == rater._rate_each(urls, priorities, changefreqs, None, None, False)
+
+
+def test_batches_the_whole_batch_path_leaves_to_the_per_url_rules():
+    """A query, another origin, an index file or an empty segment: rated one by one."""
+    rater = Rater()
+    base = [f"{SITE}/docs/page-{i}/" for i in range(20)]
+    args = ([None] * 20, [None] * 20, None, False)
+    assert rater._rate_bulk(base, *args) is not None
+    for odd in (
+        f"{SITE}/docs/?p=1",
+        "https://other.example/docs/x/",
+        f"{SITE}/docs/index.html",
+        f"{SITE}/docs//x/",
+    ):
+        urls = [*base[:-1], odd]
+        assert rater._rate_bulk(urls, *args) is None, odd
+        assert rater.rate_columns(urls, [None] * 20, [None] * 20) == rater._rate_each(
+            urls, *args[:2], None, None, False
+        )

@@ -29,6 +29,7 @@ could change a fact (digits first, a marker, a listing or form word…) and fetc
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -184,6 +185,59 @@ _SPECIAL_LAST = LISTING_WORDS | MARKER_WORDS
 _VERSIONISH = re.compile(r"v\d").match
 _PRIORITY_POINTS = {p / 10: priority_points(p / 10) for p in range(11)}
 _PRIORITY_POINTS.update({0.25: 1, 0.75: 3, 1: 4, 0: 0})
+_BULK_MIN = 16  # URLs: below this a batch is rated one URL at a time
+
+
+def _priority_total(p: Any) -> int:
+    """The points of a priority as ``Rater._rate_each`` counts them."""
+    if p is None:
+        return 0
+    total = _PRIORITY_POINTS.get(p) if p.__class__ is float else None
+    return total if total is not None else priority_points(p)
+
+
+def _bulk_outcome(
+    info: _Prefix | None, busy: bool, three_words: bool
+) -> tuple[int, str, str | None]:
+    """The prefix points with the checklist bonus, the type and the slot of a URL under a
+    prefix of ``info`` whose last segment is plain and free of special words (the rules of
+    ``Rater._rate_each`` for such a URL); ``info`` None: one segment (rated apart)."""
+    if info is None:
+        return 0, GENERIC, None
+    n_segs, points, forced, article, state = info
+    if state[5]:
+        kind = slot = "form"
+    elif state[6]:
+        kind = slot = "data"
+    elif forced is not None and forced != "marker":
+        kind = slot = forced
+    else:
+        if n_segs == 2 and busy:
+            kind = "listing"
+        elif forced is not None:  # a marker
+            kind = GENERIC
+        elif three_words or article:
+            kind = "article"
+        elif n_segs == 2:
+            kind = "subsection"
+        else:
+            kind = GENERIC
+        slot = None if kind is GENERIC else kind
+    return points + (CHECKLIST_HIT if slot is not None else 0), kind, slot
+
+
+def _odd_last(head: str, last: str) -> bool:
+    """Whether a URL (its stripped, lowercased path as ``head/last``) needs the full rules
+    rather than ``Rater._rate_bulk``'s: one segment, or a last segment that is not plain
+    or holds a listing, marker, form, data, utility or version word."""
+    return (
+        not head
+        or _PLAIN_LAST(last) is None
+        or last in _SPECIAL_LAST
+        or _VERSIONISH(last) is not None
+        or not _SPECIAL_TOKENS.isdisjoint(last.split("-"))
+    )
+
 
 # What a prefix fixes: the segment count with the last one, the points of its facts, the
 # type it forces (form, data, listing by taxonomy, marker) and whether anything below it is
@@ -202,6 +256,8 @@ class Rater:
         self.words = tuple(keywords) if keywords is not None else None  # as given
         self.keywords = keyword_matcher(keywords) if keywords is not None else DEFAULT_KEYWORDS
         self._prefixes: dict[str, _Prefix] = {}
+        # (prefix, busy changefreq, three words) -> what ``_rate_bulk`` gives such a URL
+        self._outcomes: dict[tuple[str, bool, bool], tuple[int, str, str | None]] = {}
         self._kw_search = self.keywords.search
         words = [w.strip().lower().strip("/") for w in (keywords or PILLAR_KEYWORDS)]
         # single-token keywords are found by a set test on the last segment's tokens; a
@@ -312,6 +368,123 @@ class Rater:
         """``rate_many`` over columns (the sitemap worker has no record dicts). ``records``:
         the columns' records, which the full rules read (a title a page-level record may
         hold even in a sitemap batch); ``fetched`` as in ``rate_many``."""
+        if (
+            len(urls) >= _BULK_MIN
+            and not (fetched and records is not None)
+            and (flags is None or not any(flags))
+        ):
+            rated = self._rate_bulk(urls, priorities, changefreqs, records, fetched)
+            if rated is not None:
+                return rated
+        return self._rate_each(urls, priorities, changefreqs, flags, records, fetched)
+
+    def _rate_bulk(
+        self,
+        urls: list[str],
+        priorities: list[Any],
+        changefreqs: list[str | None],
+        records: list[dict[str, Any]] | None,
+        fetched: bool,
+    ) -> tuple[list[int], list[str], list[str | None]] | None:
+        """``_rate_each`` for a batch of one origin's URLs without queries (a sitemap's
+        usual batch), with the per-URL steps done once for the whole batch where Python's
+        string methods allow: the paths cut, lowercased and stripped as one text, the
+        last segments checked by one regex and two set tests, each prefix's facts looked up
+        once. URLs whose last segment needs the full rules (one segment, a listing, form,
+        data, utility or version word, not plain) are rated by ``_rate_each``. ~0.6 µs a
+        URL against ~1.7 (measured on the 1M-URL benchmark's batches). None: not such a
+        batch (a query, another origin, an index file, an empty segment)."""
+        n = len(urls)
+        text = "\n".join(urls)
+        cut = urls[0].find("/", 8)
+        origin = "\n" + urls[0][:cut]
+        if (
+            cut < 8
+            or "?" in text
+            or text.count("\n") != n - 1
+            or ("\n" + text).count(origin + "/") != n
+        ):
+            return None
+        paths = ("\n" + text + "\n").replace(origin, "\n").lower()
+        if "//" in paths:  # an empty segment: strip("/") would take more than one slash
+            return None
+        # strip("/") of every path: each starts with one slash, ends with at most one
+        stripped = paths.replace("\n/", "\n").replace("/\n", "\n")[1:-1].split("\n")
+        parts = [s.rpartition("/") for s in stripped]
+        lasts = [part[2] for part in parts]
+        if not INDEX_FILES.isdisjoint(lasts):
+            return None
+        heads = [part[0] for part in parts]
+        joined = "\n" + "\n".join(lasts)
+        odd: list[int] = []
+        if (
+            "" in heads
+            or not all(map(_PLAIN_LAST, lasts))
+            or ("\nv" in joined and any(map(_VERSIONISH, lasts)))
+            or not _SPECIAL_LAST.isdisjoint(lasts)
+            or not _SPECIAL_TOKENS.isdisjoint(joined.replace("\n", "-").split("-"))
+        ):
+            odd = [
+                j
+                for j, (head, last) in enumerate(zip(heads, lasts, strict=True))
+                if _odd_last(head, last)
+            ]
+        try:
+            points = {p: _priority_total(p) for p in set(priorities)}
+        except TypeError:  # an unhashable priority (a record's own): the per-URL rules
+            return None
+        prefixes = self._prefixes
+        infos: dict[str, _Prefix] = {}
+        for head in set(heads):
+            if head:
+                info = prefixes.get(head)
+                infos[head] = info if info is not None else self._prefix(head)
+        # What a URL gets depends on its prefix, whether its changefreq is a busy one and
+        # whether its last segment has three words or more: worked out once per distinct
+        # triple (kept across batches), then mapped in C.
+        busy = {cf: cf is not None and cf.lower() in BUSY_CHANGEFREQ for cf in set(changefreqs)}
+        keys = list(
+            zip(
+                heads,
+                map(busy.__getitem__, changefreqs),
+                [last.count("-") >= 2 for last in lasts],
+                strict=True,
+            )
+        )
+        decided = self._outcomes
+        if len(decided) >= CACHE_LIMIT:
+            decided.clear()
+        for key in set(keys).difference(decided):
+            decided[key] = _bulk_outcome(infos.get(key[0]), key[1], key[2])
+        outcomes = list(map(decided.__getitem__, keys))
+        totals = list(
+            map(operator.add, [o[0] for o in outcomes], map(points.__getitem__, priorities))
+        )
+        types = [o[1] for o in outcomes]
+        slots = [o[2] for o in outcomes]
+        if odd:
+            rated = self._rate_each(
+                [urls[j] for j in odd],
+                [priorities[j] for j in odd],
+                [changefreqs[j] for j in odd],
+                None,
+                [records[j] for j in odd] if records is not None else None,
+                fetched,
+            )
+            for j, total, kind, slot in zip(odd, *rated, strict=True):
+                totals[j], types[j], slots[j] = total, kind, slot
+        return totals, types, slots
+
+    def _rate_each(
+        self,
+        urls: list[str],
+        priorities: list[Any],
+        changefreqs: list[str | None],
+        flags: list[Any] | None,
+        records: list[dict[str, Any]] | None,
+        fetched: bool,
+    ) -> tuple[list[int], list[str], list[str | None]]:
+        """``rate_columns`` one URL at a time (any batch)."""
         totals: list[int] = []
         types: list[str] = []
         slots: list[str | None] = []
