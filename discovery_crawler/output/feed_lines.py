@@ -156,6 +156,9 @@ def json_lines(records: list[dict[str, Any]]) -> str:
     facts = [rec.get(URL_FACTS) for rec in records]
     missing = [rec for rec, f in zip(records, facts, strict=True) if f is None or not f[4]]
     rendered = iter(json_heads(missing)) if missing else None
+    # tails from the sitemap worker: none when SITEMAP_WORKER_LINES is off, else most of a
+    # batch's; its ends tell (rendering a tail it wrote is never wrong, only slower)
+    tailed = any(f is not None and f[8] for f in (facts[0], facts[-1])) if facts else False
     lines = []
     for rec, f in zip(records, facts, strict=True):
         head = f[4] if f is not None and f[4] else next(rendered)  # type: ignore[arg-type]
@@ -164,7 +167,7 @@ def json_lines(records: list[dict[str, Any]]) -> str:
         slug = rec.get("slug")
         score = rec.get("score")
         change = rec.get("change")
-        if _as_worked(rec):  # the sitemap worker's tail holds
+        if tailed and _as_worked(rec):  # the sitemap worker's tail holds
             tail = f[8]  # type: ignore[index]
         elif kind is None and flags is None and slug is None and score is None:
             tail = _NO_TAIL  # the URL stages are off: their fields do not exist yet

@@ -147,6 +147,17 @@ def entry_lines(
     ]
 
 
+def _has_worker_entry(records: list[dict[str, Any]]) -> bool:
+    """Whether the sitemap worker wrote state entries for these records: for none when
+    SITEMAP_WORKER_LINES is off, else for most; the ends of the batch tell (rendering an
+    entry it wrote is never wrong, only slower)."""
+    for rec in (records[0], records[-1]) if records else ():
+        f = rec.get(URL_FACTS)
+        if f is not None and f[9]:
+            return True
+    return False
+
+
 def _copy_lines(path: Path, body: IO[str]) -> str | None:
     """Copy the lines of ``path`` to ``body`` as entries (``,\n`` between them) in
     blocks, holding back the last one, which is returned (the caller decides what follows
@@ -681,6 +692,13 @@ class RunState:
             if worked is not None and need is records and not missing:
                 self.spooled_counts["new"] += len(worked)
                 self._spool_lines(worked)
+                return
+            if not _has_worker_entry(need):  # render them all (SITEMAP_WORKER_LINES off)
+                slugs = [rec["slug"] for rec in need]
+                lastmods = [rec["lastmod"] for rec in need]
+                lines = entry_lines(urls, slugs, run, run, lastmods, "new")
+                self.spooled_counts["new"] += len(lines)
+                self._spool_lines(lines)
                 return
             # The sitemap worker's entry stands where its base slug did; render the others.
             lines = [
