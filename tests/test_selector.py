@@ -32,11 +32,11 @@ def plan(cap: int | None = 5, **kw) -> SelectionPlan:
     return plan_selection(setting_cap=5, setting_source="default", **args)
 
 
-def run(records: list[dict], p: SelectionPlan | None = None, cut_listed: int = 100):
+def run(records: list[dict], p: SelectionPlan | None = None, cut_listed: int = 100, size=7):
     rater = Rater()
     selector = Selector(p or plan(), cut_listed)
-    for i in range(0, len(records), 7):  # odd batch size: batches must not matter
-        batch = records[i : i + 7]
+    for i in range(0, len(records), size):  # odd batch size: batches must not matter
+        batch = records[i : i + size]
         totals, types, slots = rater.rate_many(batch)
         selector.offer_many(batch, totals, types, slots)
     return selector.result()
@@ -134,6 +134,26 @@ def test_streaming_equals_full_sort(raw, cap):
     kept = {c.url for c in result.kept}
     assert not kept & {c.url for c in result.cut}
     assert result.cut == sorted(result.cut, reverse=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(RECORDS, st.integers(1, 12), st.booleans())
+def test_whole_batches_of_pages_select_as_one_at_a_time(raw, cap, pages_only):
+    """Batches of 20 pages (each offered as a whole once the heap is full) keep, cut and
+    count exactly what batches of one do, ties included."""
+    records = [
+        rec(f"{path}?n={n}", lastmod, priority, kind="page" if pages_only else kind)
+        for n, (path, lastmod, priority, kind, _) in enumerate(raw * 5)
+    ]
+    one = run(records, plan(cap), cut_listed=3, size=1)
+    whole = run(records, plan(cap), cut_listed=3, size=20)
+    assert [c.url for c in whole.kept] == [c.url for c in one.kept]
+    assert [c.url for c in whole.cut] == [c.url for c in one.cut]
+    assert (whole.kept_count, whole.cut_count, whole.candidates) == (
+        one.kept_count,
+        one.cut_count,
+        one.candidates,
+    )
 
 
 def test_about_outranks_markers_in_selection():

@@ -24,13 +24,33 @@ class CrawlLogError(Exception):
     """The existing crawl log could not be read as one."""
 
 
+def json_shallow(value: Any, depth: int = 4, newline: str = "\n") -> str:
+    """``value`` as JSON, one item a line (indented a space a level) down to ``depth``
+    levels and compact below. The compact parts are json's C encoder's, while any ``indent``
+    takes json's pure-Python one: 0.12 s against 0.015 s for the crawl log of a 1M-URL
+    run (measured), all of it at the end of the run."""
+    if depth and value and isinstance(value, dict | list):
+        inner = newline + " "
+        if isinstance(value, list):
+            items = [inner + json_shallow(v, depth - 1, inner) for v in value]
+            return "[" + ",".join(items) + newline + "]"
+        items = [f"{inner}{_key(k)}: {json_shallow(v, depth - 1, inner)}" for k, v in value.items()]
+        return "{" + ",".join(items) + newline + "}"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _key(key: Any) -> str:
+    """A dict key as json writes it (an int, float, bool or None becomes a string)."""
+    return json.dumps({key: 0}, ensure_ascii=False)[1:-4]
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` so readers see the old or the new file, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, indent=1)
+            fh.write(json_shallow(data))
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())

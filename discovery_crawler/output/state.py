@@ -161,29 +161,32 @@ def _has_worker_entry(records: list[dict[str, Any]]) -> bool:
 def _copy_lines(path: Path, body: IO[str]) -> str | None:
     """Copy the lines of ``path`` to ``body`` as entries (``,\n`` between them) in
     blocks, holding back the last one, which is returned (the caller decides what follows
-    it). A per-line loop cost ~1 s for a 1M-URL spool."""
-    pending: str | None = None
-    rest = ""
-    with open(path, encoding="utf-8") as spool:
+    it). A per-line loop cost ~1 s for a 1M-URL spool; blocks of text ~0.2 s, of bytes
+    (both files are UTF-8) half that."""
+    pending: bytes | None = None
+    rest = b""
+    body.flush()
+    out = body.buffer  # type: ignore[attr-defined]
+    with open(path, "rb") as spool:
         while block := spool.read(1 << 20):
             block = rest + block
-            end = block.rfind("\n")
+            end = block.rfind(b"\n")
             if end < 0:
                 rest = block
                 continue
             rest = block[end + 1 :]
             complete = block[:end]
             if pending is not None:
-                body.write(pending + ",\n")
-            last = complete.rfind("\n")
+                out.write(pending + b",\n")
+            last = complete.rfind(b"\n")
             if last >= 0:
-                body.write(complete[:last].replace("\n", ",\n") + ",\n")
+                out.write(complete[:last].replace(b"\n", b",\n") + b",\n")
             pending = complete[last + 1 :]
     if rest:  # a spool always ends with a newline; never lose a line if not
         if pending is not None:
-            body.write(pending + ",\n")
+            out.write(pending + b",\n")
         pending = rest
-    return pending
+    return pending.decode("utf-8") if pending is not None else None
 
 
 # -- reading ----------------------------------------------------------------------------

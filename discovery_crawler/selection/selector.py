@@ -230,6 +230,11 @@ class Selector:
         slots: list[str | None],
     ) -> None:
         """Offer a batch (records with their totals, types and slots, in order)."""
+        if self.names is None and self.floor is not None and len(records) >= 16:
+            kinds = [rec.get("kind") for rec in records]
+            if NOT_PAGES.isdisjoint(kinds):
+                self._offer_pages(records, totals, types, slots)
+                return
         heap = self.heap
         size = self.size
         winners = self.winners
@@ -267,6 +272,47 @@ class Selector:
                     winners[slot] = Candidate(total, rec, kind, slot)
         self.floor = floor
         self.seen += offered
+
+    def _offer_pages(
+        self,
+        records: list[dict[str, Any]],
+        totals: list[int],
+        types: list[str],
+        slots: list[str | None],
+    ) -> None:
+        """``offer_many`` for a batch of pages once the heap is full and no page is named
+        (a big site's every batch): only the records that could get in — a total at the
+        heap's floor or above, or at their slot's best or above — are looked at one by one
+        (the others lose whatever comes after them), the rest are counted in C."""
+        self.types.update(types)
+        self.seen += len(records)
+        heap, winners = self.heap, self.winners
+        floor = self.floor
+        assert floor is not None
+        for j in [j for j, total in enumerate(totals) if total >= floor]:
+            total = totals[j]
+            if total < floor:  # the floor rose within the batch
+                continue
+            rec = records[j]
+            if total > floor or _beats(rec, heap[0]):  # the heap is full: it has a floor
+                heapq.heapreplace(heap, Candidate(total, rec, types[j], slots[j]))
+                floor = heap[0].score
+        self.floor = floor
+        best = {slot: candidate.score for slot, candidate in winners.items()}
+        contenders = [
+            j
+            for j, (slot, total) in enumerate(zip(slots, totals, strict=True))
+            if slot is not None and total >= best.get(slot, total)
+        ]
+        for j in contenders:
+            slot, total, rec = slots[j], totals[j], records[j]
+            current = winners.get(slot)
+            if (
+                current is None
+                or total > current.score
+                or (total == current.score and _beats(rec, current))
+            ):
+                winners[slot] = Candidate(total, rec, types[j], slot)
 
     # -- result ---------------------------------------------------------------------------
     def result(self) -> Selection:
