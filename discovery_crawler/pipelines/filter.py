@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage, worker_facts
-from discovery_crawler.urls.filters import FilterPolicy
+from discovery_crawler.urls.filters import KEEP, FilterPolicy
 from discovery_crawler.urls.kinds import url_kinds_many
 
 if TYPE_CHECKING:
@@ -53,6 +53,14 @@ class FilterPipeline(BatchStage):
         tally = record.kinds
         kept = []
         dropped: Counter[str] = Counter()
+        if decisions.count(KEEP) == len(decisions):  # all kept as they are (the usual batch)
+            for rec, kind in zip(records, kinds, strict=True):
+                rec["kind"] = kind
+            counts = Counter(kinds)
+            tally.update(counts)
+            for kind, count in counts.items():
+                self.stats.inc_value(f"discovery/kinds/{kind}", count)
+            return item
         for rec, kind, decision in zip(records, kinds, decisions, strict=True):
             tally[kind] += 1
             rec["kind"] = kind
