@@ -410,6 +410,31 @@ def test_the_worker_lines_stand_only_for_the_stages_that_ran(serve, tmp_path, wi
     assert _state_entries(on) == _state_entries(off)
 
 
+def test_the_worker_started_early_is_used_and_closed(serve, tmp_path):
+    """SITEMAP_WORKER_EARLY (the massive profile): the worker starts with the spider, parses
+    the big documents, and the inventory is the one in-process parsing gives."""
+    from tests.conftest import run_discover
+
+    server = serve(tmp_path / "site")
+    _mixed_site(tmp_path / "site", server.url("").rstrip("/"))
+    url = server.url("/sitemap_index.xml")
+    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1, "SITEMAP_PARSE_CONCURRENCY": 1}
+    early = {"SITEMAP_WORKER_EARLY": True, "SITEMAP_WORKER_MIN_BYTES": 1}
+    on = run_discover(url, tmp_path / "on", settings={**one, **early})
+    off = run_discover(url, tmp_path / "off", settings={**one, "SITEMAP_PARSE_WORKER": False})
+    assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:] + off.stderr[-3000:]
+    assert "'discovery/sitemaps/worker_started': True" in on.stderr
+    assert "'discovery/sitemaps/worker_documents': 4" in on.stderr
+    assert _feed_lines(on) == _feed_lines(off)
+    unused = run_discover(
+        url, tmp_path / "unused", settings={"SITEMAP_WORKER_EARLY": True, **one}
+    )  # every document under the size threshold: started, never sent one, closed
+    assert unused.returncode == 0, unused.stderr[-3000:]
+    assert "'discovery/sitemaps/worker_started': True" in unused.stderr
+    assert "worker_documents" not in unused.stderr
+    assert _feed_lines(unused) == _feed_lines(off)
+
+
 def test_batches_normalized_before_the_site_was_named_are_normalized_again(serve, tmp_path):
     """The sitemaps live on another host than the site (as on a CDN), so the site is named
     by the first batch, after two big documents went to the worker: www twins of the site

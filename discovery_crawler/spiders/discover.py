@@ -175,6 +175,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
             else 0
         )
         self.worker_lines = settings.getbool("SITEMAP_WORKER_LINES")
+        self.worker_early = settings.getbool("SITEMAP_WORKER_EARLY")
         self.conventional_paths = settings.getlist("SITEMAP_CONVENTIONAL_PATHS")
         recorded: dict[str, Any] = {"HOST_INTERVAL": settings.getfloat("HOST_INTERVAL")}
         recorded.update((name, settings.getint(name)) for name in _SETTINGS_IN_LOG[1:])
@@ -191,6 +192,8 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         except UrlError as exc:
             self.record.failure = f"start URL unusable: {exc}"
             return
+        if self.worker_early and self.worker_min_bytes and self.mode != "links":
+            self._start_worker()  # its start-up overlaps robots.txt and the first sitemaps
         if self.mode == "links":
             self.record.site_origin = origin_of(start)
             self._unify_site_origin(self.record.site_origin)
@@ -448,14 +451,19 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         the first one; a worker that failed is not used again."""
         if not self.worker_min_bytes or len(response.body) < self.worker_min_bytes:
             return False
-        if self._worker is None:
-            self._worker = ParseWorker()
-            try:
-                self._worker.start()
-            except (OSError, ValueError, RuntimeError) as exc:  # ValueError: no pass_fds
-                self._worker.broken = f"could not start: {exc}"
-                self._worker_failed(self._worker.broken)
-        return self._worker.broken is None
+        worker = self._worker if self._worker is not None else self._start_worker()
+        return worker.broken is None
+
+    def _start_worker(self) -> ParseWorker:
+        self._worker = worker = ParseWorker()
+        try:
+            worker.start()
+        except (OSError, ValueError, RuntimeError) as exc:  # ValueError: no pass_fds
+            worker.broken = f"could not start: {exc}"
+            self._worker_failed(worker.broken)
+        else:
+            self.crawler.stats.set_value("discovery/sitemaps/worker_started", True)
+        return worker
 
     def _worker_failed(self, why: str) -> None:
         """Said once, however many documents were in flight (each re-parses in-process)."""
