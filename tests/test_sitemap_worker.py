@@ -8,6 +8,7 @@ import asyncio
 import gzip
 import json
 import pickle
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -408,6 +409,19 @@ def test_the_worker_lines_stand_only_for_the_stages_that_ran(serve, tmp_path, wi
     assert "'discovery/sitemaps/worker_documents': 4" in on.stderr
     assert on.records and _feed_lines(on) == _feed_lines(off)
     assert _state_entries(on) == _state_entries(off)
+
+
+def test_the_worker_process_imports_neither_asyncio_nor_lxml():
+    """What the worker runs brings no asyncio (7 MB with ssl) and no lxml (4 MB) into its
+    process: plain documents are parsed without either."""
+    code = (
+        "import sys; from discovery_crawler.sitemaps import worker; "
+        "print(sorted({'asyncio', 'ssl', 'lxml'} & set(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
 
 
 def test_the_worker_started_early_is_used_and_closed(serve, tmp_path):

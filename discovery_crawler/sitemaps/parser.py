@@ -20,12 +20,12 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import lxml.etree
-
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    import lxml.etree
 
 _RECORD_TAGS = ("{*}url", "{*}sitemap", "{*}item", "{*}entry")
 _CLEAR_EVERY = 512
@@ -409,6 +409,9 @@ def _iter_xml(body: SitemapBody, result: ParseResult, careful: bool = False) -> 
     left open at the end of a truncated document, and a ``<loc>`` cut off there must not
     become a URL the sitemap never listed.
     """
+    # Imported here: the sitemap worker parses plain documents without it (4 MB of RSS).
+    import lxml.etree
+
     source = _SkipLeadingWhitespace(body)
     parser = lxml.etree.iterparse(
         source,
@@ -628,6 +631,8 @@ def _atom_entry(el: lxml.etree._Element) -> Entry | None:
 
 def _describe(el: lxml.etree._Element) -> str:
     """A short raw rendering of an entry that had no usable location."""
+    import lxml.etree  # only an lxml-parsed document has such an entry (see _iter_xml)
+
     try:
         return lxml.etree.tostring(el, encoding="unicode", with_tail=False)[:500]
     except (TypeError, ValueError):
