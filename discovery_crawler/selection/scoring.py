@@ -200,8 +200,9 @@ def _bulk_outcome(
     info: _Prefix | None, busy: bool, three_words: bool
 ) -> tuple[int, str, str | None]:
     """The prefix points with the checklist bonus, the type and the slot of a URL under a
-    prefix of ``info`` whose last segment is plain and free of special words (the rules of
-    ``Rater._rate_each`` for such a URL); ``info`` None: one segment (rated apart)."""
+    prefix of ``info`` whose last segment holds no form or data word: what the prefix, a
+    busy changefreq and three words or more in the last segment decide (both ``Rater``
+    paths use it); ``info`` None: one segment (rated apart)."""
     if info is None:
         return 0, GENERIC, None
     n_segs, points, forced, article, state = info
@@ -588,29 +589,14 @@ class Rater:
                 info = prefixes.get(prefix)
                 if info is None:
                     info = self._prefix(prefix)
-                n, points, forced, article, state = info
-                total += points
-                if last_form or state[5]:
-                    kind = slot = "form"
-                elif last_data or state[6]:
-                    kind = slot = "data"
-                elif forced is not None and forced != "marker":
-                    kind = slot = forced
-                else:
-                    cf = changefreqs[j] if n == 2 else None
-                    if cf is not None and cf.lower() in busy:
-                        kind = "listing"
-                    elif forced is not None:  # a marker
-                        kind = GENERIC
-                    elif words >= 3 or article:
-                        kind = "article"
-                    elif n == 2:
-                        kind = "subsection"
-                    else:
-                        kind = GENERIC
-                    slot = None if kind is GENERIC else kind
-                if slot is not None:
-                    total += CHECKLIST_HIT
+                if last_form or (last_data and not info[4][5]):  # the last segment decides
+                    kind = slot = "form" if last_form else "data"
+                    total += info[1] + CHECKLIST_HIT
+                else:  # the prefix decides, with the changefreq and word count
+                    cf = changefreqs[j] if info[0] == 2 else None
+                    busy_cf = cf is not None and cf.lower() in busy
+                    points, kind, slot = _bulk_outcome(info, busy_cf, words >= 3)
+                    total += points
             totals.append(total)
             types.append(kind)
             slots.append(slot)
