@@ -696,19 +696,12 @@ class RunState:
                 self.spooled_counts["new"] += len(worked)
                 self._spool_lines(worked)
                 return
-            if not _has_worker_entry(need):  # render them all (SITEMAP_WORKER_LINES off)
-                slugs = [rec["slug"] for rec in need]
-                lastmods = [rec["lastmod"] for rec in need]
-                lines = entry_lines(urls, slugs, run, run, lastmods, "new")
-                self.spooled_counts["new"] += len(lines)
-                self._spool_lines(lines)
-                return
-            # The sitemap worker's entry stands where its base slug did; render the others.
-            lines = [
-                f[9] if (f := rec.get(URL_FACTS)) is not None and rec["slug"] is f[3] else ""
-                for rec in need
-            ]
-            if "" in lines:
+            if _has_worker_entry(need):
+                # The sitemap worker's entry stands where its base slug did; render the others.
+                lines = [
+                    f[9] if (f := rec.get(URL_FACTS)) is not None and rec["slug"] is f[3] else ""
+                    for rec in need
+                ]
                 todo = [i for i, line in enumerate(lines) if not line]
                 rendered = entry_lines(
                     [urls[i] for i in todo],
@@ -720,6 +713,10 @@ class RunState:
                 )
                 for i, line in zip(todo, rendered, strict=True):
                     lines[i] = line
+            else:  # it wrote none (SITEMAP_WORKER_LINES off): all at once, no look per record
+                slugs = [rec["slug"] for rec in need]
+                lastmods = [rec["lastmod"] for rec in need]
+                lines = entry_lines(urls, slugs, run, run, lastmods, "new")
             self.spooled_counts["new"] += len(lines)
             self._spool_lines(lines)
             return
