@@ -104,3 +104,31 @@ def test_add_many_matches_add(batches):
     for batch in batches:
         assert many.add_many(batch) == [one.add(url) for url in batch]
     assert len(one) == len(many)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.text(max_size=20), max_size=200),
+    st.integers(min_value=0, max_value=3_000_000),
+    st.lists(st.text(max_size=20), max_size=100),
+)
+def test_reserve_sizes_once_and_keeps_every_fingerprint(before, count, after):
+    """``reserve(n)`` resizes at most once, leaves room for ``n`` under 70% load, and the set
+    still answers like a Python ``set``; a smaller reservation changes nothing."""
+    seen = SeenSet(min_slots=1 << 10)
+    model: set[str] = set()
+    for url in before:
+        seen.add(url)
+        model.add(url)
+    slots = len(seen._slots)
+    seen.reserve(count)
+    assert seen.resizes == (1 if count > int(slots * 0.7) else 0)
+    assert seen._limit >= count
+    resized = len(seen._slots)
+    seen.reserve(count // 2)
+    assert len(seen._slots) == resized
+    for url in after:
+        assert seen.add(url) is (url not in model)
+        model.add(url)
+    assert len(seen) == len(model)
+    assert all(url in seen for url in model)

@@ -544,6 +544,30 @@ def _big_site(root: Path, children: int, per_child: int) -> int:
     return children * per_child
 
 
+def test_the_tables_are_sized_once_for_the_urls_the_sitemaps_promise(serve, tmp_path):
+    """After the first urlset the spider expects 4 × 25,000 URLs (``urls_expected``): the
+    slug table resizes once, where doubling as URLs arrive takes two resizes (at 45,875 and
+    91,750 of its first 65,536 and 131,072 slots), and the inventory is the same."""
+    from tests.conftest import run_discover
+
+    total = _big_site(tmp_path / "site", children=4, per_child=25_000)
+    server = serve(tmp_path / "site")
+    url = server.url("/sitemap_index.xml")
+    one = {"SITEMAP_CONCURRENCY": 1, "SITEMAP_PARSE_CONCURRENCY": 1, "LOG_LEVEL": "INFO"}
+    sized = run_discover(url, tmp_path / "sized", settings=one)
+    grown = run_discover(url, tmp_path / "grown", settings={**one, "INVENTORY_RESERVE_URLS": 0})
+    assert sized.returncode == 0 and grown.returncode == 0, sized.stderr[-3000:]
+    assert "'discovery/urls_expected': 100000," in sized.stderr
+    assert "'discovery/tables/slugs_resizes': 1," in sized.stderr
+    assert "'discovery/tables/slugs_bytes': 2097152," in sized.stderr  # 262,144 slots
+    assert "urls_expected" not in grown.stderr
+    assert "'discovery/tables/slugs_resizes': 2," in grown.stderr
+    assert "'discovery/tables/slugs_bytes': 2097152," in grown.stderr
+    assert "'discovery/tables/seen_resizes': 0," in sized.stderr  # 1M slots hold 100k
+    assert len(sized.urls) == total
+    assert _feed_lines(sized) == _feed_lines(grown)
+
+
 def test_a_worker_killed_mid_document_loses_nothing(serve, tmp_path):
     total = _big_site(tmp_path / "site", children=3, per_child=20_000)
     server = serve(tmp_path / "site")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
+from discovery_crawler.signals import urls_expected
 from discovery_crawler.urls.normalize import twin_keys
 from discovery_crawler.urls.seen import SeenSet
 
@@ -45,6 +46,16 @@ class DedupPipeline(BatchStage):
         # their trailing slash (compact; allocated on first use).
         self.alternates_only = _LazySeenSet()
         self.slashless_first = _LazySeenSet()
+        crawler.signals.connect(self.urls_expected, signal=urls_expected)
+
+    def urls_expected(self, urls: int) -> None:
+        """Size the run's seen-set for the spider's estimate (``signals.urls_expected``)."""
+        self.record.seen.reserve(urls)
+
+    def close_spider(self) -> None:
+        seen = self.record.seen
+        self.stats.set_value("discovery/tables/seen_bytes", seen.nbytes)
+        self.stats.set_value("discovery/tables/seen_resizes", seen.resizes)
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, UrlBatch) or not item.records or item.deduplicated:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import URL_FACTS, UrlBatch
+from discovery_crawler.signals import urls_expected
 from discovery_crawler.urls.slugs import SlugAllocator, bases_many, normalized_paths
 
 if TYPE_CHECKING:
@@ -20,10 +21,20 @@ class SlugPipeline:
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
         self.allocator = SlugAllocator()
+        crawler.signals.connect(self.urls_expected, signal=urls_expected)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
+
+    def urls_expected(self, urls: int) -> None:
+        """Size the slug table for the spider's estimate (``signals.urls_expected``)."""
+        self.allocator.reserve(urls)
+
+    def close_spider(self) -> None:
+        stats = self.crawler.stats
+        stats.set_value("discovery/tables/slugs_bytes", self.allocator.nbytes)
+        stats.set_value("discovery/tables/slugs_resizes", self.allocator.resizes)
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, UrlBatch) or not item.records:

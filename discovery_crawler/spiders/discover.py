@@ -34,8 +34,10 @@ from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME
 from discovery_crawler.profiles import available_profiles, load_profile
 from discovery_crawler.run_record import RunRecord
 from discovery_crawler.selection.paths import pillar_keywords
+from discovery_crawler.signals import urls_expected
 from discovery_crawler.sitemaps.attempts import SitemapAttempt, content_preference
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
+from discovery_crawler.sitemaps.expected import ExpectedUrls
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
 from discovery_crawler.sitemaps.worker import ParseWorker, RunContext, WorkerFailed
 from discovery_crawler.urls.normalize import OriginCache, UrlError, host_of, origin_of, resolve
@@ -167,6 +169,8 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         self.max_urls = settings.getint("SITEMAP_MAX_URLS")
         self.max_depth = settings.getint("SITEMAP_MAX_DEPTH")
         self.max_bytes = settings.getint("SITEMAP_MAX_BYTES")
+        reserve = settings.getint("INVENTORY_RESERVE_URLS")
+        self.expected = ExpectedUrls(min(reserve, self.max_urls) if self.max_urls else reserve)
         self.parse_concurrency = max(1, settings.getint("SITEMAP_PARSE_CONCURRENCY"))
         self.pillar_keywords = pillar_keywords(settings)
         self.worker_min_bytes = (
@@ -556,6 +560,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
             )
             self.crawler.stats.inc_value("discovery/sitemaps/too_large")
         self._fill_attempt(attempt, result, response)
+        self._expect(result.urls)
         if result.malformed_count:
             for raw in result.malformed:
                 self.record.malformed.append(
@@ -563,6 +568,14 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
                 )
             self.record.counts["malformed"] += result.malformed_count
         yield from self._child_requests(result.children, base, attempt.depth + 1)
+
+    def _expect(self, urls: int) -> None:
+        """Tell the per-URL tables how many URLs the walk will list (``signals``)."""
+        # This document is still pending: it is counted done when its parse ends.
+        estimate = self.expected.urlset_read(urls, self.record.sitemaps_pending - 1)
+        if estimate is not None:
+            self.crawler.stats.set_value("discovery/urls_expected", estimate)
+            self.crawler.signals.send_catch_log(urls_expected, urls=estimate)
 
     def _fill_attempt(
         self, attempt: SitemapAttempt, result: ParseResult, response: Response

@@ -205,6 +205,14 @@ class SlugAllocator:
         """Bytes held by the fingerprint table (not the counters or a kept mapping)."""
         return self._taken.nbytes
 
+    def reserve(self, count: int) -> None:
+        """Size the table for ``count`` slugs now (``SeenSet.reserve``)."""
+        self._taken.reserve(count)
+
+    @property
+    def resizes(self) -> int:
+        return self._taken.resizes
+
     def slug(self, url: str) -> str:
         """The slug of one URL (see ``slugs_many``)."""
         return self.slugs_many([url], [path_of(url)])[0]
