@@ -55,6 +55,7 @@ ADDONS = {"discovery_crawler.rendering.RenderAddon": 100}  # RENDER_MODE → pla
 EXTENSIONS = {
     "discovery_crawler.extensions.progress.ProgressReport": 500,
     "discovery_crawler.extensions.gc_tuning.GcTuning": 0,
+    "discovery_crawler.extensions.malloc_trim.MallocTrim": 0,
 }
 # Scrapy's own extensions, less the two turned off above: not even imported, as a None in
 # EXTENSIONS would still import them. The remote-control module imports aiohttp's server
@@ -69,6 +70,7 @@ EXTENSIONS_BASE = {
     )
 }
 GC_GEN0_THRESHOLD = 50_000  # young objects between collections while crawling (0 = Python's)
+MALLOC_TRIM_INTERVAL = 0.25  # seconds between glibc malloc_trim calls while crawling (0 = off)
 
 # Politeness: at most one request per HOST_INTERVAL seconds to a host (0 = off).
 HOST_INTERVAL = 1.0

@@ -1,0 +1,79 @@
+"""Freed heap memory handed back to the OS while the spider runs (glibc's ``malloc_trim``).
+
+Peak RSS is a target (SPEC §14). glibc raises its mmap threshold each time a large mmapped
+block is freed, so after the first sitemap body or worker reply, blocks of that size come
+from the heap; freed, their pages stay resident until something trims them, and the next
+body lands elsewhere. On the 1M-URL benchmark the spider process peaked ~7–10 MB lower
+with a trim every 0.25 s (135 against 142–145 MB; each trim ~0.5 ms). Fixing the
+threshold instead (``MALLOC_MMAP_THRESHOLD_``) saved more but cost ~1 s of CPU in
+mmap/munmap and page faults: ~10 of each per batch of 1,000 URLs.
+
+Linux with glibc only: elsewhere (musl, macOS, Windows) it is not configured.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import time
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Spider, signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import create_looping_call
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+
+def glibc_malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, or None where there is no glibc."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.malloc_trim  # AttributeError without glibc
+    except (OSError, AttributeError):
+        return None
+
+
+class MallocTrim:
+    """``MALLOC_TRIM_INTERVAL`` seconds between trims (0 = off). Stats: ``memory/trims`` and
+    ``memory/trim_seconds`` while the spider ran."""
+
+    def __init__(self, crawler: Crawler, interval: float, trim: Any) -> None:
+        self.stats = crawler.stats
+        self.interval = interval
+        self._trim = trim
+        self.trims = 0
+        self.seconds = 0.0
+        self.task: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        interval = crawler.settings.getfloat("MALLOC_TRIM_INTERVAL")
+        if interval <= 0:
+            raise NotConfigured("MALLOC_TRIM_INTERVAL is 0")
+        trim = glibc_malloc_trim()
+        if trim is None:
+            raise NotConfigured("no glibc malloc_trim on this platform")
+        ext = cls(crawler, interval, trim)
+        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
+        return ext
+
+    def spider_opened(self, spider: Spider) -> None:
+        self.task = create_looping_call(self.trim)
+        self.task.start(self.interval, now=False)
+
+    def trim(self) -> None:
+        started = time.perf_counter()
+        self._trim(0)
+        self.seconds += time.perf_counter() - started
+        self.trims += 1
+
+    def spider_closed(self, spider: Spider) -> None:
+        if self.task is not None and self.task.running:
+            self.task.stop()
+        self.stats.set_value("memory/trims", self.trims)
+        self.stats.set_value("memory/trim_seconds", round(self.seconds, 3))

@@ -1,0 +1,68 @@
+"""Freed heap memory handed back while the spider runs (``extensions/malloc_trim.py``), and
+the massive profile's bound on sitemap bodies waiting to be parsed."""
+
+from __future__ import annotations
+
+import platform
+import sys
+
+import pytest
+from scrapy import Spider
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.test import get_crawler
+
+from discovery_crawler.extensions.malloc_trim import MallocTrim, glibc_malloc_trim
+from discovery_crawler.profiles import load_profile
+from tests.conftest import IN_CI, run_discover
+
+GLIBC = sys.platform == "linux" and platform.libc_ver()[0] == "glibc"
+
+
+def need_glibc() -> None:
+    """CI runs on Debian (glibc): there a missing glibc is a failure, elsewhere a skip."""
+    if not GLIBC:
+        if IN_CI:
+            pytest.fail("no glibc on this CI machine; in CI this is a failure, not a skip")
+        pytest.skip("glibc's malloc_trim: Linux with glibc only")
+
+
+def test_glibc_malloc_trim_is_found_and_runs():
+    need_glibc()
+    trim = glibc_malloc_trim()
+    assert trim is not None
+    assert trim(0) in (0, 1)  # 1: memory was released
+
+
+def test_a_zero_interval_turns_it_off():
+    crawler = get_crawler(Spider, settings_dict={"MALLOC_TRIM_INTERVAL": 0})
+    with pytest.raises(NotConfigured):
+        MallocTrim.from_crawler(crawler)
+
+
+def test_a_crawl_trims_while_it_runs_and_reports_it(serve, tmp_path):
+    need_glibc()
+    root = tmp_path / "site"
+    root.mkdir()
+    server = serve(root)
+    locs = "".join(f"<url><loc>{server.url(f'/p-{i}/')}</loc></url>" for i in range(5))
+    (root / "sitemap.xml").write_text(
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
+    )
+    url = server.url("/sitemap.xml")
+    on = run_discover(url, tmp_path / "on", settings={"MALLOC_TRIM_INTERVAL": 0.01})
+    off = run_discover(url, tmp_path / "off", settings={"MALLOC_TRIM_INTERVAL": 0})
+    assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:]
+    trims = int(on.stderr.split("'memory/trims': ")[1].split("}")[0].split(",")[0])
+    assert trims >= 1
+    assert "'memory/trim_seconds':" in on.stderr
+    assert "memory/trims" not in off.stderr
+    assert on.urls == off.urls and len(on.urls) == 5
+
+
+def test_the_massive_profile_bounds_the_sitemaps_waiting_for_a_parse():
+    """Scrapy's downloader takes up to CONCURRENT_REQUESTS requests whatever the scraper's
+    backlog: the massive profile keeps it at its fetch concurrency, and the scraper's
+    backlog of bodies to 2 MB (all 20 children of a 1M-URL index were held at Scrapy's)."""
+    massive = load_profile("massive")
+    assert massive["CONCURRENT_REQUESTS"] == massive["SITEMAP_CONCURRENCY"]
+    assert massive["SCRAPER_SLOT_MAX_ACTIVE_SIZE"] <= 2_000_000
