@@ -189,7 +189,7 @@ def test_the_worker_process_round_trip_and_death():
             import fcntl
 
             # Room for a whole reply: one or two reads, not ~20 of Linux's default 64 KB.
-            assert fcntl.fcntl(pool._reader.fileno(), fcntl.F_GETPIPE_SZ) == 1 << 20
+            assert fcntl.fcntl(pool._reader, fcntl.F_GETPIPE_SZ) == 1 << 20
         got: list[Any] = []
         done = None
         async for kind, payload in pool.parse(body, BASE, 0, 1000, RunContext()):
@@ -413,10 +413,20 @@ def test_the_worker_lines_stand_only_for_the_stages_that_ran(serve, tmp_path, wi
 
 def test_the_worker_process_imports_neither_asyncio_nor_lxml():
     """What the worker runs brings no asyncio (7 MB with ssl) and no lxml (4 MB) into its
-    process: plain documents are parsed without either."""
+    process: plain documents are parsed without either. Nor the spider side's modules
+    (subprocess, multiprocessing) or the selector and state writer (~4 MB in all)."""
+    spider_side = (
+        "asyncio",
+        "ssl",
+        "lxml",
+        "subprocess",
+        "multiprocessing",
+        "discovery_crawler.output.state",
+        "discovery_crawler.selection.selector",
+    )
     code = (
         "import sys; from discovery_crawler.sitemaps import worker; "
-        "print(sorted({'asyncio', 'ssl', 'lxml'} & set(sys.modules)))"
+        f"print(sorted(set({spider_side!r}) & set(sys.modules)))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True

@@ -1,23 +1,34 @@
 """Scoring and selection under a cap (SPEC §8): pure functions and a streaming selector,
-no Scrapy. ``pipelines/score.py`` runs them on every batch."""
+no Scrapy. ``pipelines/score.py`` runs them on every batch.
 
-from discovery_crawler.selection.checklist import CHECKLIST, PageType, page_type
-from discovery_crawler.selection.scoring import RULES, Rater, Scored, score_record, score_url
-from discovery_crawler.selection.selector import Selection, SelectionPlan, Selector, plan_selection
-from discovery_crawler.selection.summary import selection_lines
+The names below are imported on first use (PEP 562), not with the package: the sitemap
+worker process imports ``selection.scoring`` and ``selection.paths`` only, and the whole
+package would add ~2 MB to its RSS."""
 
-__all__ = [
-    "CHECKLIST",
-    "RULES",
-    "PageType",
-    "Rater",
-    "Scored",
-    "Selection",
-    "SelectionPlan",
-    "Selector",
-    "page_type",
-    "plan_selection",
-    "score_record",
-    "score_url",
-    "selection_lines",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "CHECKLIST": "checklist",
+    "PageType": "checklist",
+    "page_type": "checklist",
+    "RULES": "scoring",
+    "Rater": "scoring",
+    "Scored": "scoring",
+    "score_record": "scoring",
+    "score_url": "scoring",
+    "Selection": "selector",
+    "SelectionPlan": "selector",
+    "Selector": "selector",
+    "plan_selection": "selector",
+    "selection_lines": "summary",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)

@@ -13,7 +13,7 @@ Why not ``concurrent.futures.ProcessPoolExecutor``: its ``spawn``/``forkserver``
 re-import the parent's ``__main__`` (the ``scrapy`` script, hence Scrapy: +40 MB and
 0.5 s), and ``fork`` copies a running reactor. This worker is ``python -m`` this module,
 which imports the parser and the normalizer only (~17 MB). Messages are pickles over two
-pipes (``multiprocessing.connection.Connection`` framing); a writer thread sends, so a
+pipes (``sitemaps/frames.py``); a writer thread sends, so a
 busy worker never blocks the reactor, and a reader thread hands replies to the event loop.
 
 Only documents of at least ``SITEMAP_WORKER_MIN_BYTES`` go to the worker; small ones
@@ -29,22 +29,19 @@ import functools
 import itertools
 import os
 import pickle
-import queue
-import subprocess
 import sys
 import threading
 from dataclasses import dataclass
 from json.encoder import encode_basestring
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from discovery_crawler.items import URL_FACTS
 from discovery_crawler.output.feed_lines import listed_heads
-from discovery_crawler.output.state import entry_lines
 from discovery_crawler.selection.paths import PILLAR_KEYWORDS
 from discovery_crawler.selection.scoring import Rater
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
+from discovery_crawler.sitemaps.frames import recv_frame, send_frame
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches, priority_value
 from discovery_crawler.urls.filters import DROP, KEEP, KEEP_REQUIRES_AUTH, Decision, FilterPolicy
 from discovery_crawler.urls.junk import junk_patterns_many
@@ -54,6 +51,8 @@ from discovery_crawler.urls.slugs import bases_many, normalized_paths
 
 if TYPE_CHECKING:
     import asyncio
+    import queue
+    import subprocess
     from collections.abc import AsyncIterator, Iterator
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
@@ -213,6 +212,8 @@ def _speculated(
     slug free, its score as rated here ('' where that is not so). The main process checks
     each (``feed_lines.json_lines``, ``RunState.observe``) and renders the others itself."""
     enc = encode_basestring
+    from discovery_crawler.output.state import entry_lines  # lines are off by default: lazy
+
     states = entry_lines(urls, bases, run, run, [lastmod or None for lastmod in lastmods], "new")
     tails = []
     for i, (total, base, kind, code, name) in enumerate(
@@ -430,23 +431,24 @@ def parse_document(
     yield "done", (result, too_large, dict(tools.origins.rewritten))
 
 
-def serve(reader: Connection, writer: Connection) -> None:
-    """The worker's loop: one task at a time, replies streamed in chunks."""
+def serve(reader: int, writer: int) -> None:
+    """The worker's loop over two pipe ends: one task at a time, replies streamed in
+    chunks."""
     tools = Tools()
     for task in iter(_receiver(reader), None):
         task_id, body, base, max_bytes, batch_size, context = task
         tools = tools.fit(context)
         try:
             for kind, payload in parse_document(body, base, max_bytes, batch_size, tools):
-                writer.send_bytes(pickle.dumps((kind, task_id, payload), _PROTOCOL))
+                send_frame(writer, pickle.dumps((kind, task_id, payload), _PROTOCOL))
         except Exception as exc:  # a parser bug: the spider re-parses in-process
-            writer.send_bytes(pickle.dumps(("failed", task_id, repr(exc)), _PROTOCOL))
+            send_frame(writer, pickle.dumps(("failed", task_id, repr(exc)), _PROTOCOL))
 
 
-def _receiver(reader: Connection) -> Any:
+def _receiver(reader: int) -> Any:
     def receive() -> Any:
         try:
-            return pickle.loads(reader.recv_bytes())
+            return pickle.loads(recv_frame(reader))
         except EOFError:  # the spider closed the pipe: done
             return None
 
@@ -470,7 +472,12 @@ class ParseWorker:
     """The spider's side: starts the worker, sends documents, streams replies."""
 
     def __init__(self) -> None:
+        # Imported here, on the spider's side only, as asyncio is below: the worker process
+        # imports this module too, and needs none of them.
+        import queue
+
         self._process: subprocess.Popen[bytes] | None = None
+        self._writer = self._reader = -1  # pipe ends, once started
         self._outbox: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._tasks: dict[int, asyncio.Queue[tuple[str, int, Any]]] = {}
         self._ids = itertools.count(1)
@@ -484,6 +491,7 @@ class ParseWorker:
         # Imported here, on the spider's side only: the worker process never needs asyncio
         # (7 MB of its RSS with the ssl module it brings).
         import asyncio
+        import subprocess
 
         self._loop = asyncio.get_running_loop()
         to_worker_r, to_worker_w = os.pipe()
@@ -507,8 +515,8 @@ class ParseWorker:
         finally:
             os.close(to_worker_r)
             os.close(from_worker_w)
-        self._writer = Connection(to_worker_w, readable=False)
-        self._reader = Connection(from_worker_r, writable=False)
+        self._writer = to_worker_w
+        self._reader = from_worker_r
         threading.Thread(target=self._send_loop, name="sitemap-worker-send", daemon=True).start()
         threading.Thread(target=self._read_loop, name="sitemap-worker-read", daemon=True).start()
 
@@ -516,11 +524,11 @@ class ParseWorker:
         try:
             # Pickled here, as each goes: documents waiting their turn hold their body once.
             while (task := self._outbox.get()) is not None:
-                self._writer.send_bytes(pickle.dumps(task, _PROTOCOL))
+                send_frame(self._writer, pickle.dumps(task, _PROTOCOL))
         except OSError:
             pass  # the worker is gone: the reader sees its end and reports it
         finally:
-            self._writer.close()
+            os.close(self._writer)
 
     def _read_loop(self) -> None:
         loop = self._loop
@@ -531,14 +539,14 @@ class ParseWorker:
                 self._credits.acquire()  # given back when the spider takes the reply
                 if self._closing:
                     break
-                message = pickle.loads(self._reader.recv_bytes())
+                message = pickle.loads(recv_frame(self._reader))
                 loop.call_soon_threadsafe(self._deliver, message)
         except (EOFError, OSError):
             pass
         except Exception as exc:  # never leave a document waiting for a reply forever
             why = f"reading its replies failed: {exc!r}"
         finally:
-            self._reader.close()
+            os.close(self._reader)
             with contextlib.suppress(RuntimeError):  # the event loop is already closed
                 loop.call_soon_threadsafe(self._fail_all, why)
 
@@ -599,6 +607,8 @@ class ParseWorker:
         process = self._process
         if process is None:
             return
+        import subprocess
+
         if self._tasks:  # documents still in flight: nobody will read the rest
             process.kill()
         try:
@@ -609,10 +619,8 @@ class ParseWorker:
 
 
 def main(argv: list[str]) -> int:
-    reader = Connection(int(argv[0]), writable=False)
-    writer = Connection(int(argv[1]), readable=False)
     with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
-        serve(reader, writer)
+        serve(int(argv[0]), int(argv[1]))
     return 0
 
 
