@@ -44,7 +44,8 @@ def test_a_crawl_trims_while_it_runs_and_reports_it(serve, tmp_path):
     root = tmp_path / "site"
     root.mkdir()
     server = serve(root)
-    locs = "".join(f"<url><loc>{server.url(f'/p-{i}/')}</loc></url>" for i in range(5))
+    # 20,000 URLs: a crawl long enough (~0.5 s) for trims at 0.01 s whatever the machine
+    locs = "".join(f"<url><loc>{server.url(f'/p-{i}/')}</loc></url>" for i in range(20_000))
     (root / "sitemap.xml").write_text(
         f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
     )
@@ -56,7 +57,7 @@ def test_a_crawl_trims_while_it_runs_and_reports_it(serve, tmp_path):
     assert trims >= 1
     assert "'memory/trim_seconds':" in on.stderr
     assert "memory/trims" not in off.stderr
-    assert on.urls == off.urls and len(on.urls) == 5
+    assert on.urls == off.urls and len(on.urls) == 20_000
 
 
 def test_the_massive_profile_bounds_the_sitemaps_waiting_for_a_parse():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from typing import Self
 
     from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
 
 
 def glibc_malloc_trim() -> Any:
@@ -52,11 +55,14 @@ class MallocTrim:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         interval = crawler.settings.getfloat("MALLOC_TRIM_INTERVAL")
+        # A bare NotConfigured: with a message, Scrapy logs a warning on every run of a
+        # platform without glibc, or of a user who turned it off.
         if interval <= 0:
-            raise NotConfigured("MALLOC_TRIM_INTERVAL is 0")
+            raise NotConfigured
         trim = glibc_malloc_trim()
         if trim is None:
-            raise NotConfigured("no glibc malloc_trim on this platform")
+            logger.debug("MallocTrim: no glibc malloc_trim on this platform; off")
+            raise NotConfigured
         ext = cls(crawler, interval, trim)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
