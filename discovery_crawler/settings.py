@@ -105,10 +105,11 @@ SITEMAP_MAX_URLS = 0  # 0 = no limit
 SITEMAP_MAX_DEPTH = 0  # index nesting; 0 = no limit (cycles are stopped by a visited set)
 SITEMAP_MAX_BYTES = 52_428_800 + 1_048_576  # decompressed; the protocol's 50 MiB + margin
 # The per-URL tables (dedup seen-set, slug allocator) are sized once for the URL count the
-# sitemaps let the spider estimate, up to this many URLs (12.3 MB a table at 1M URLs, 123 MB
-# at 10M: SPEC §14's largest walk, which doubling from a smaller cap would size at 24.6M
-# slots); past it they double as URLs arrive. 0 = never sized ahead (sitemaps/expected.py).
-INVENTORY_RESERVE_URLS = 10_000_000
+# sitemaps let the spider estimate, up to this many URLs (12.3 MB a table at 1M URLs); past
+# it they double as URLs arrive. An index listing dead children overestimates, so the cap
+# bounds what that can cost (the massive profile: 10M). 0 = never sized ahead
+# (sitemaps/expected.py).
+INVENTORY_RESERVE_URLS = 2_000_000
 CRAWL_LOG_LIST_CAP = 1_000  # entries listed per list in _crawl-log.json (counts stay exact)
 PROGRESS_INTERVAL = 5.0  # seconds between progress lines; 0 = off
 

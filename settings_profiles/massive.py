@@ -20,4 +20,7 @@ SITEMAP_MAX_DOCUMENTS = 0
 SITEMAP_MAX_URLS = 0
 SITEMAP_MAX_DEPTH = 0
 SITEMAP_WORKER_EARLY = True
+# Tables sized once up to SPEC §14's largest walk (123 MB each at 10M URLs): from the
+# default 2M cap they would double to 24.6M slots (197 MB each) past 8.6M URLs.
+INVENTORY_RESERVE_URLS = 10_000_000
 PROGRESS_INTERVAL = 5.0

@@ -25,6 +25,20 @@ def test_the_five_profiles_exist_and_load():
     assert load_profile("polite")["SITEMAP_MAX_DOCUMENTS"] == 20
 
 
+def test_the_massive_profile_bounds_the_sitemaps_waiting_for_a_parse():
+    """Scrapy's downloader takes up to CONCURRENT_REQUESTS requests whatever the scraper's
+    backlog: the massive profile keeps it at its fetch concurrency, and the scraper's
+    backlog of bodies to 2 MB (all 20 children of a 1M-URL index were held at Scrapy's)."""
+    massive = load_profile("massive")
+    assert massive["CONCURRENT_REQUESTS"] == massive["SITEMAP_CONCURRENCY"]
+    assert massive["SCRAPER_SLOT_MAX_ACTIVE_SIZE"] <= 2_000_000
+
+
+def test_the_massive_profile_sizes_tables_for_ten_million_urls():
+    """SPEC §14's largest walk: from the default cap the tables would double past it."""
+    assert load_profile("massive")["INVENTORY_RESERVE_URLS"] >= 10_000_000
+
+
 @pytest.mark.parametrize(
     ("url", "kind"),
     [

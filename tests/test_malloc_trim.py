@@ -1,5 +1,4 @@
-"""Freed heap memory handed back while the spider runs (``extensions/malloc_trim.py``), and
-the massive profile's bound on sitemap bodies waiting to be parsed."""
+"""Freed heap memory handed back while the spider runs (``extensions/malloc_trim.py``)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 from discovery_crawler.extensions.malloc_trim import MallocTrim, glibc_malloc_trim
-from discovery_crawler.profiles import load_profile
 from tests.conftest import IN_CI, run_discover
 
 GLIBC = sys.platform == "linux" and platform.libc_ver()[0] == "glibc"
@@ -58,12 +56,3 @@ def test_a_crawl_trims_while_it_runs_and_reports_it(serve, tmp_path):
     assert "'memory/trim_seconds':" in on.stderr
     assert "memory/trims" not in off.stderr
     assert on.urls == off.urls and len(on.urls) == 20_000
-
-
-def test_the_massive_profile_bounds_the_sitemaps_waiting_for_a_parse():
-    """Scrapy's downloader takes up to CONCURRENT_REQUESTS requests whatever the scraper's
-    backlog: the massive profile keeps it at its fetch concurrency, and the scraper's
-    backlog of bodies to 2 MB (all 20 children of a 1M-URL index were held at Scrapy's)."""
-    massive = load_profile("massive")
-    assert massive["CONCURRENT_REQUESTS"] == massive["SITEMAP_CONCURRENCY"]
-    assert massive["SCRAPER_SLOT_MAX_ACTIVE_SIZE"] <= 2_000_000
