@@ -50,6 +50,17 @@ def serve():
         server.stop()
 
 
+def serve_pages_sitemap(serve: Any, root: Path, count: int) -> str:
+    """Serve ``root`` with a ``sitemap.xml`` listing ``/p-0/`` … ``/p-{count - 1}/``; its URL."""
+    root.mkdir(parents=True, exist_ok=True)
+    server = serve(root)
+    locs = "".join(f"<url><loc>{server.url(f'/p-{i}/')}</loc></url>" for i in range(count))
+    (root / "sitemap.xml").write_text(
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
+    )
+    return server.url("/sitemap.xml")
+
+
 @dataclass
 class CrawlResult:
     returncode: int

@@ -10,7 +10,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 from discovery_crawler.extensions.gc_tuning import GcTuning
-from tests.conftest import run_discover
+from tests.conftest import run_discover, serve_pages_sitemap
 
 
 def test_the_threshold_holds_while_the_spider_runs_and_the_old_one_comes_back():
@@ -46,14 +46,7 @@ def test_a_zero_threshold_leaves_the_collector_alone():
 
 
 def test_a_crawl_reports_its_collections(serve, tmp_path):
-    root = tmp_path / "site"
-    root.mkdir()
-    server = serve(root)
-    locs = "".join(f"<url><loc>{server.url(f'/p-{i}/')}</loc></url>" for i in range(5))
-    (root / "sitemap.xml").write_text(
-        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
-    )
-    result = run_discover(server.url("/sitemap.xml"), tmp_path)
+    result = run_discover(serve_pages_sitemap(serve, tmp_path / "site", 5), tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert len(result.records) == 5
     assert "'gc/collections':" in result.stderr

@@ -11,7 +11,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 from discovery_crawler.extensions.malloc_trim import MallocTrim, glibc_malloc_trim
-from tests.conftest import IN_CI, run_discover
+from tests.conftest import IN_CI, run_discover, serve_pages_sitemap
 
 GLIBC = sys.platform == "linux" and platform.libc_ver()[0] == "glibc"
 
@@ -21,7 +21,7 @@ def need_glibc() -> None:
     if not GLIBC:
         if IN_CI:
             pytest.fail("no glibc on this CI machine; in CI this is a failure, not a skip")
-        pytest.skip("glibc's malloc_trim: Linux with glibc only")
+        pytest.skip("glibc's malloc_trim: Linux with glibc only (outside CI, a skip)")
 
 
 def test_glibc_malloc_trim_is_found_and_runs():
@@ -39,15 +39,8 @@ def test_a_zero_interval_turns_it_off():
 
 def test_a_crawl_trims_while_it_runs_and_reports_it(serve, tmp_path):
     need_glibc()
-    root = tmp_path / "site"
-    root.mkdir()
-    server = serve(root)
     # 20,000 URLs: a crawl long enough (~0.5 s) for trims at 0.01 s whatever the machine
-    locs = "".join(f"<url><loc>{server.url(f'/p-{i}/')}</loc></url>" for i in range(20_000))
-    (root / "sitemap.xml").write_text(
-        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
-    )
-    url = server.url("/sitemap.xml")
+    url = serve_pages_sitemap(serve, tmp_path / "site", 20_000)
     on = run_discover(url, tmp_path / "on", settings={"MALLOC_TRIM_INTERVAL": 0.01})
     off = run_discover(url, tmp_path / "off", settings={"MALLOC_TRIM_INTERVAL": 0})
     assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:]

@@ -11,10 +11,11 @@ the feed line's tail and the state.json entry they would write if the URL is kep
 
 Why not ``concurrent.futures.ProcessPoolExecutor``: its ``spawn``/``forkserver`` children
 re-import the parent's ``__main__`` (the ``scrapy`` script, hence Scrapy: +40 MB and
-0.5 s), and ``fork`` copies a running reactor. This worker is ``python -m`` this module,
-which imports the parser and the normalizer only (~17 MB). Messages are pickles over two
-pipes (``sitemaps/frames.py``); a writer thread sends, so a
-busy worker never blocks the reactor, and a reader thread hands replies to the event loop.
+0.5 s), and ``fork`` copies a running reactor. This worker runs this module's ``main``
+(``_LAUNCH``), which imports the parser, the normalizer and the per-URL rules only (~20 MB
+of RSS; the spider side's imports wait in its methods). Messages are pickles over two pipes
+(``sitemaps/frames.py``); a writer thread sends, so a busy worker never blocks the reactor,
+and a reader thread hands replies to the event loop.
 
 Only documents of at least ``SITEMAP_WORKER_MIN_BYTES`` go to the worker; small ones
 parse in-process (most sites: no worker is ever started). ``SITEMAP_PARSE_WORKER = False``
@@ -211,9 +212,9 @@ def _speculated(
     on a first run if nothing changes its listing's outcome: kept without flags, its base
     slug free, its score as rated here ('' where that is not so). The main process checks
     each (``feed_lines.json_lines``, ``RunState.observe``) and renders the others itself."""
-    enc = encode_basestring
     from discovery_crawler.output.state import entry_lines  # lines are off by default: lazy
 
+    enc = encode_basestring
     states = entry_lines(urls, bases, run, run, [lastmod or None for lastmod in lastmods], "new")
     tails = []
     for i, (total, base, kind, code, name) in enumerate(
@@ -472,8 +473,8 @@ class ParseWorker:
     """The spider's side: starts the worker, sends documents, streams replies."""
 
     def __init__(self) -> None:
-        # Imported here, on the spider's side only, as asyncio is below: the worker process
-        # imports this module too, and needs none of them.
+        # queue, subprocess and asyncio are imported in the methods, on the spider's side
+        # only: the worker process imports this module too, and needs none of them.
         import queue
 
         self._process: subprocess.Popen[bytes] | None = None
