@@ -14,7 +14,6 @@ Linux with glibc only: elsewhere (musl, macOS, Windows) it is not configured.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -34,8 +33,9 @@ logger = logging.getLogger(__name__)
 def glibc_malloc_trim() -> Any:
     """glibc's ``malloc_trim``, or None where there is no glibc."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc.malloc_trim  # AttributeError without glibc
+        # The process's own symbols, which include its C library's: ``find_library`` would
+        # run ``ldconfig -p`` in a subprocess on every start.
+        return ctypes.CDLL(None).malloc_trim  # AttributeError without glibc
     except (OSError, AttributeError):
         return None
 
