@@ -4,8 +4,12 @@ of URLs (including across growth of its open-addressing table) and keeps extra s
 
 from __future__ import annotations
 
+import os
 import time
+from array import array
+from contextlib import contextmanager
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -132,3 +136,75 @@ def test_reserve_sizes_once_and_keeps_every_fingerprint(before, count, after):
         model.add(url)
     assert len(seen) == len(model)
     assert all(url in seen for url in model)
+
+
+@contextmanager
+def python_loops():
+    """Run ``SeenSet`` on its Python loops, as where ``_seen_table`` was not built."""
+    compiled = seen_module._seen_table
+    seen_module._seen_table = None
+    try:
+        yield
+    finally:
+        seen_module._seen_table = compiled
+
+
+needs_compiled = pytest.mark.skipif(
+    not seen_module.COMPILED and not os.environ.get("CI"),
+    reason="urls/_seen_table.c was not built here (pip install -e . builds it; in CI its "
+    "absence fails test_the_compiled_loops_are_built)",
+)
+
+
+def test_the_compiled_loops_are_built():
+    """``pip install`` built ``urls/_seen_table.c`` and ``SeenSet`` uses it; in CI its absence
+    is a failure (scripts/setup.sh builds it), elsewhere a skip that says so."""
+    if not seen_module.COMPILED:
+        if os.environ.get("CI"):
+            pytest.fail("discovery_crawler.urls._seen_table is not built: SeenSet runs in Python")
+        pytest.skip("discovery_crawler.urls._seen_table is not built here")
+    assert seen_module._seen_table.__file__.endswith(".so")
+
+
+@needs_compiled
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.text(max_size=12), max_size=80), max_size=8))
+def test_compiled_and_python_loops_write_the_same_table(batches):
+    """The C loops answer as the Python ones and leave the very same slots (so growth, the
+    ``resizes`` stat and every later probe agree), through resizes mid-batch."""
+    compiled = SeenSet(min_slots=8)
+    with python_loops():
+        python = SeenSet(min_slots=8)
+    for batch in batches:
+        answers = compiled.add_many(batch)
+        with python_loops():
+            assert python.add_many(batch) == answers
+        assert compiled._slots == python._slots
+        assert (len(compiled), compiled.resizes) == (len(python), python.resizes)
+    compiled.reserve(500)
+    with python_loops():
+        python.reserve(500)
+    assert compiled._slots == python._slots
+
+
+@needs_compiled
+def test_compiled_loops_refuse_a_table_that_would_never_end():
+    """A wrong table is a ``ValueError``, not a crash or an endless probe."""
+    table = seen_module._seen_table
+    full = array("q", [5, 6, 7, 8])
+    with pytest.raises(ValueError, match="too small"):
+        table.rehash(full, array("q", bytes(8 * 4)), 4)
+    with pytest.raises(ValueError, match="array"):
+        table.add_many(array("i", [0] * 4), 4, 2, 0, ["a"], 0, [])
+    with pytest.raises(ValueError, match="array"):
+        table.add_many(array("q", [0] * 4), 8, 2, 0, ["a"], 0, [])
+    with pytest.raises(TypeError):
+        table.add_many(array("q", [0] * 4), 4, 2, 0, [["unhashable"]], 0, [])
+
+
+def test_add_many_takes_any_iterable():
+    """A tuple or generator goes through the Python loop and answers the same."""
+    seen = SeenSet(min_slots=8)
+    assert seen.add_many(("a", "b", "a")) == [True, True, False]
+    assert seen.add_many(u for u in ["b", "c"]) == [False, True]
+    assert seen.add_many(["c", "d"]) == [False, True]
