@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -239,10 +240,12 @@ _TIGHT_URL_BLOCK = re.compile(
 # Control characters XML forbids, as bytes for ``bytes.translate`` (measured ~3× faster
 # than a regex character-class search over the window).
 _NOT_XML_BYTES = bytes(range(0x00, 0x09)) + b"\x0b\x0c" + bytes(range(0x0E, 0x20))
-_EMPTY_LOC = re.compile(r"<loc>\s*</loc>")
+# What ``\s`` and ``str.split()`` take for whitespace among ASCII characters.
+_ASCII_WHITESPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _ENCODING = re.compile(r"""^\s*<\?xml[^>]*encoding=["']([A-Za-z0-9._-]+)""")
 _ENTITY = re.compile(r"&(#[0-9]+|#x[0-9A-Fa-f]+|[A-Za-z]+);")
 _PREDEFINED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
+_FIRST = operator.itemgetter(0)
 _WINDOW = 1 << 18
 _MAX_PENDING = 8 << 20
 
@@ -290,15 +293,29 @@ def _is_xml_char(code: int) -> bool:
     )
 
 
-def _block_matches(text: str) -> list[tuple[str, str, str, str]]:
-    """``_URL_BLOCK.findall(text)``, through the tight regex when it gives the same."""
+def _block_matches(text: str) -> tuple[list[tuple[str, str, str, str]], int]:
+    """``_URL_BLOCK.findall(text)`` (through the tight regex when it gives the same), and how
+    many tags those blocks hold: 4 each (url, loc) and 2 per optional field with a value.
+
+    The caller compares the tag count with the window's ``<`` count: equal means every tag
+    of the window is in a matched block (nothing skipped, no other element). One ``count``
+    of one character instead of counting ``<url``, ``<loc`` and ``xmlns`` one by one
+    (measured: 0.07 s against 0.36 s per 1M URLs). A field present but empty counts as
+    absent, so such a window goes to lxml.
+    """
     matches = _TIGHT_URL_BLOCK.findall(text)
-    values = "".join(itertools.chain.from_iterable(matches))
-    # str.split() splits on what ``\s`` matches: one whole piece, no whitespace anywhere
-    pieces = values.split()
-    if len(pieces) != 1 or len(pieces[0]) != len(values):
-        return _URL_BLOCK.findall(text)
-    return matches
+    fields = list(itertools.chain.from_iterable(matches))
+    values = "".join(fields)
+    if values.isascii():
+        # one memchr per character str.split() splits on (~40× faster than splitting)
+        spaced = any(c in values for c in _ASCII_WHITESPACE)
+    else:
+        pieces = values.split()
+        spaced = len(pieces) != 1 or len(pieces[0]) != len(values)
+    if spaced and values:
+        matches = _URL_BLOCK.findall(text)
+        fields = list(itertools.chain.from_iterable(matches))
+    return matches, 10 * len(matches) - 2 * fields.count("")
 
 
 def _plain_urlset_batches(
@@ -306,7 +323,6 @@ def _plain_urlset_batches(
 ) -> Iterator[list[tuple[str, str, str, str]]]:
     pending = b""
     first = True
-    prefixes = True  # until the header says otherwise
     carry: list[tuple[str, str, str, str]] = []  # matches not yet yielded (< size)
     while True:
         try:
@@ -328,7 +344,7 @@ def _plain_urlset_batches(
         window, pending = data[:cut], data[cut:]
         if len(window.translate(None, _NOT_XML_BYTES)) != len(window):
             raise _NotPlain  # control characters XML forbids: lxml drops and reports them
-        if b"\xef\xbf\xbe" in window or b"\xef\xbf\xbf" in window:
+        if not window.isascii() and (b"\xef\xbf\xbe" in window or b"\xef\xbf\xbf" in window):
             raise _NotPlain  # U+FFFE / U+FFFF, not XML characters either
         try:
             text = window.decode("utf-8")
@@ -336,9 +352,7 @@ def _plain_urlset_batches(
             raise _NotPlain from None
         if "!" in text and "<!" in text:  # "!" is rare: one memchr, not a "<" every 20 bytes
             raise _NotPlain  # comments, CDATA, DOCTYPE
-        if prefixes and (":url" in text or ":loc" in text):
-            raise _NotPlain  # prefixed sitemap elements or extension elements
-        header = 0
+        header_tags = 0
         if first:
             text = text.removeprefix("\ufeff")
             declared = _ENCODING.match(text)
@@ -347,18 +361,16 @@ def _plain_urlset_batches(
             start = text[: text.find("<url>")]
             if text.count("xmlns=") > 1 or "<urlset" not in start:
                 raise _NotPlain
-            # Without a declared prefix there can be no prefixed element to overlook.
-            prefixes = "xmlns:" in start
-            if prefixes and (":url" in text or ":loc" in text):
-                raise _NotPlain
-            header = 1
-        elif "xmlns" in text:
-            raise _NotPlain
-        matches = _block_matches(text)
+            header_tags = start.count("<")
+            if header_tags - start.count("<?") != 1:
+                raise _NotPlain  # only <urlset> after the declarations, nothing else
+        matches, tags = _block_matches(text)
         count = len(matches)
-        if text.count("<url") != count + header or text.count("<loc") != count:
+        # Every "<" of the window is in a matched block: no block the regex skipped, no
+        # other element (prefixed, namespaced, out of order, another xmlns).
+        if text.count("<") != tags + header_tags:
             raise _NotPlain
-        if _EMPTY_LOC.search(text):
+        if not all(map(_FIRST, matches)):
             raise _NotPlain  # an empty <loc> is a malformed entry: lxml reports it
         if "&" in text:
             matches = _unescape_values(matches, text)
