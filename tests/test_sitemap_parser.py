@@ -451,6 +451,55 @@ def test_small_documents_agree(body):
     assert_paths_agree(urlset(body))
 
 
+# -- the fast path's tag accounting: every "<" of a window is in a matched block -----------
+
+PLAIN = url_block("https://example.com/plain", "2024-01-01")
+
+
+@pytest.mark.parametrize(
+    ("body", "head", "fast"),
+    [
+        (PLAIN * 3, "", True),
+        (PLAIN + "<url><loc>https://example.com/xmlns/a:url</loc></url>\n", "", True),
+        (PLAIN * 2, '<?xml-stylesheet type="text/xsl" href="/s.xsl"?>\n', True),
+        (PLAIN + "<url><loc>https://example.com/e</loc><lastmod></lastmod></url>", "", False),
+        (PLAIN + "<url><loc>https://example.com/e</loc><priority> </priority></url>", "", False),
+        (PLAIN + "<extra/>" + PLAIN, "", False),
+        (PLAIN + '<url xmlns="urn:other"><loc>https://example.com/o</loc></url>', "", False),
+        (PLAIN + "<url><loc>https://example.com/i</loc><image:image/></url>", "", False),
+        ("<note>hi</note>" + PLAIN, "", False),
+    ],
+    ids=[
+        "plain",
+        "xmlns-in-a-value",
+        "stylesheet-pi",
+        "empty-field",
+        "blank-field",
+        "element-between-blocks",
+        "namespaced-block",
+        "extension-element",
+        "element-before-the-first-block",
+    ],
+)
+def test_tag_accounting_routes_and_agrees(body, head, fast):
+    """A window whose ``<`` count is not the tags of its matched blocks goes to lxml (4 =
+    fast path, 6 = lxml), and both paths give the same entries either way."""
+    data = urlset(body).replace(b"<urlset", head.encode() + b"<urlset", 1)
+    assert batch_shapes(data)[0] == (4 if fast else 6)
+    assert_paths_agree(data)
+
+
+def test_tag_accounting_in_a_later_window():
+    """An element that only a later window holds sends that window to lxml, after the fast
+    path read the first ones: the same entries, none lost or doubled."""
+    blocks = {5000: "<extra>x</extra>" + url_block("https://example.com/after-extra")}
+    data = big_plain_urlset(6000, blocks)
+    shapes = batch_shapes(data)
+    assert shapes[0] == 4 and shapes[-1] == 6
+    entries = assert_paths_agree(data)
+    assert len(entries) == 6000
+
+
 # -- fast-path disagreements (product bugs; these tests assert the correct behaviour) -----
 
 
