@@ -1,0 +1,159 @@
+"""The feed's and state.json's lines from C (``output/_lines.c``) are the very text the
+Python functions write (``feed_lines._record_lines``, ``state._entry_lines``), on generated
+records of every shape: the C writes the common ones and leaves the others to Python.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from discovery_crawler.items import URL_FACTS
+from discovery_crawler.output import feed_lines, state
+from discovery_crawler.output.feed_lines import json_heads, json_lines
+
+compiled = feed_lines._lines
+
+needs_compiled = pytest.mark.skipif(
+    compiled is None and not os.environ.get("CI"),
+    reason="output/_lines.c was not built here (pip install -e . builds it; in CI its "
+    "absence fails test_the_compiled_lines_are_built)",
+)
+
+# Text that exercises the escaping: ASCII, quotes, backslashes, control characters,
+# Latin-1, wider characters and lone surrogates.
+TEXT = st.text(
+    alphabet=st.one_of(
+        st.sampled_from('"\\\n\t\x00\x1f/é中'),
+        st.characters(codec="ascii"),
+        st.characters(min_codepoint=0x80, max_codepoint=0x10FFFF),
+    ),
+    max_size=24,
+)
+OPTIONAL_TEXT = st.one_of(st.none(), TEXT)
+SCORES = st.one_of(
+    st.none(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=True),
+    st.booleans(),
+)
+FLAGS = st.one_of(st.none(), st.lists(TEXT, max_size=2), st.dictionaries(TEXT, TEXT, max_size=2))
+
+
+@st.composite
+def records(draw):
+    rec = {
+        "url": draw(TEXT),
+        "source": draw(st.sampled_from(["sitemap", "link", "alternate"])),
+        "sitemap": draw(OPTIONAL_TEXT),
+        "lastmod": draw(OPTIONAL_TEXT),
+        "priority": draw(st.one_of(st.none(), st.floats(0, 1))),
+        "changefreq": draw(OPTIONAL_TEXT),
+        "alternates": None,
+    }
+    for key, values in (
+        ("kind", OPTIONAL_TEXT),
+        ("flags", FLAGS),
+        ("slug", OPTIONAL_TEXT),
+        ("score", SCORES),
+        ("change", OPTIONAL_TEXT),
+    ):
+        if draw(st.booleans()):
+            rec[key] = draw(values)
+    if draw(st.booleans()):  # the sitemap worker's facts, with its head (or none)
+        head = draw(st.sampled_from(["", json_heads([rec])[0]]))
+        rec[URL_FACTS] = (1, "t", None, "s", head, "page", None, None, "", "")
+    if draw(st.integers(0, 9)) == 0:
+        rec["via"] = draw(TEXT)
+        rec["found_on"] = None
+    return rec
+
+
+def python_lines(batch):
+    return "".join(line + "\n" for line in feed_lines._record_lines(batch))
+
+
+def test_the_compiled_lines_are_built():
+    """``pip install`` built ``output/_lines.c`` and the feed and state use it; in CI its
+    absence is a failure (scripts/setup.sh builds it), elsewhere a skip that says so."""
+    if compiled is None:
+        if os.environ.get("CI"):
+            pytest.fail("discovery_crawler.output._lines is not built: lines render in Python")
+        pytest.skip("discovery_crawler.output._lines is not built here")
+    assert state.entry_lines is compiled.entry_lines
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.lists(records(), max_size=12))
+def test_feed_lines_are_the_python_text(batch):
+    """``json_lines`` with the C writes exactly what the Python loop writes, whatever mix
+    of common and other records a batch holds."""
+    assert json_lines(batch) == python_lines(batch)
+
+
+@needs_compiled
+def test_feed_lines_of_a_common_batch_come_from_c():
+    """A worker's record with a plain tail is written by the C; one with flags is left to
+    Python (None), and the batch's text is still the Python text."""
+    head = json_heads(
+        [
+            {
+                "url": "https://e.com/a",
+                "source": "sitemap",
+                "sitemap": "https://e.com/s.xml",
+                "lastmod": None,
+                "priority": None,
+                "changefreq": None,
+                "alternates": None,
+            }
+        ]
+    )[0]
+    common = {
+        URL_FACTS: (3, "t", None, "a", head, "page", None, None, "", ""),
+        "kind": "page",
+        "flags": None,
+        "slug": "a",
+        "score": 3,
+        "change": "new",
+    }
+    flagged = dict(common, flags=["requires_auth"])
+    lines = compiled.record_lines([common, flagged], URL_FACTS)
+    assert (
+        lines[0]
+        == head + ', "kind": "page", "flags": null, "slug": "a", "score": 3, "change": "new"}'
+    )
+    assert lines[1] is None
+    assert json_lines([common, flagged]) == python_lines([common, flagged])
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(TEXT, TEXT, st.one_of(st.none(), TEXT, st.integers())), max_size=10),
+    st.integers(min_value=0, max_value=10**12),
+    st.integers(min_value=0, max_value=10**12),
+    st.sampled_from(["new", "known", "changed"]),
+)
+def test_state_entries_are_the_python_text(rows, first, last, status):
+    """``state.entry_lines`` from C gives the Python comprehension's entries."""
+    urls = [r[0] for r in rows]
+    slugs = [r[1] for r in rows]
+    lastmods = [r[2] for r in rows]
+    assert compiled.entry_lines(urls, slugs, first, last, lastmods, status) == state._entry_lines(
+        urls, slugs, first, last, lastmods, status
+    )
+
+
+@needs_compiled
+def test_state_entries_refuse_what_python_refuses():
+    """Columns of different lengths, or a URL that is not text: an error, not a line."""
+    with pytest.raises(ValueError, match="length"):
+        compiled.entry_lines(["a"], [], 1, 1, [None], "new")
+    with pytest.raises(TypeError):
+        compiled.entry_lines([1], ["s"], 1, 1, [None], "new")
+    with pytest.raises(TypeError):
+        state._entry_lines([1], ["s"], 1, 1, [None], "new")
