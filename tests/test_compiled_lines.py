@@ -157,3 +157,36 @@ def test_state_entries_refuse_what_python_refuses():
         compiled.entry_lines([1], ["s"], 1, 1, [None], "new")
     with pytest.raises(TypeError):
         state._entry_lines([1], ["s"], 1, 1, [None], "new")
+
+
+def python_listed_heads(*args):
+    """``listed_heads`` through its Python comprehension."""
+    saved = feed_lines._lines
+    feed_lines._lines = None
+    try:
+        return feed_lines.listed_heads(*args)
+    finally:
+        feed_lines._lines = saved
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            TEXT,
+            st.one_of(st.just(""), TEXT),
+            st.sampled_from(["", "0.5", "1", "x"]),
+            st.one_of(st.just(""), TEXT),
+        ),
+        max_size=10,
+    ),
+    st.sampled_from(["sitemap", "alternate"]),
+    TEXT,
+)
+def test_worker_heads_are_the_python_text(rows, source, sitemap):
+    """The sitemap worker's heads (``listed_heads``) from C are the Python comprehension's."""
+    columns = [[row[i] for row in rows] for i in range(4)]
+    assert feed_lines.listed_heads(*columns, source, sitemap) == python_listed_heads(
+        *columns, source, sitemap
+    )

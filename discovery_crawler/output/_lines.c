@@ -1,5 +1,5 @@
 /* The feed's and state.json's per-URL lines (output/feed_lines.py, output/state.py),
- * compiled.
+ * compiled: the heads the sitemap worker writes, the spider's whole lines, state entries.
  *
  * Written in C because rendering them was the largest per-URL cost left in the spider
  * process after the seen-set: ~1.3 s of f-strings per 1M URLs (bench/README.md). The
@@ -18,6 +18,7 @@ static PyObject *encode_basestring; /* json.encoder.encode_basestring */
 static PyObject *str_null, *str_close;
 static PyObject *key_kind, *key_flags, *key_slug, *key_score, *key_change, *key_via;
 static PyObject *lit_kind, *lit_flags, *lit_slug, *lit_score, *lit_change;
+static PyObject *lit_url, *lit_priority, *lit_changefreq, *lit_alternates;
 
 /* A piece of a line: `s`, between double quotes when `quote`. */
 typedef struct {
@@ -306,9 +307,86 @@ error:
     return NULL;
 }
 
+/* listed_heads(urls, lastmods, priorities, changefreqs, prefix, numbers, words) -> list[str]
+ * feed_lines.listed_heads' comprehension: `prefix` is the batch's shared text (its first
+ * character, the URL's closing quote, is written by the URL here), `numbers` and `words`
+ * the rendered priority and changefreq of each distinct value. */
+static PyObject *
+listed_heads(PyObject *module, PyObject *args)
+{
+    PyObject *urls, *lastmods, *priorities, *changefreqs, *prefix, *numbers, *words;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!UO!O!:listed_heads", &PyList_Type, &urls,
+                          &PyList_Type, &lastmods, &PyList_Type, &priorities, &PyList_Type,
+                          &changefreqs, &prefix, &PyDict_Type, &numbers, &PyDict_Type, &words))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(urls);
+    if (PyList_GET_SIZE(lastmods) != n || PyList_GET_SIZE(priorities) != n
+        || PyList_GET_SIZE(changefreqs) != n) {
+        PyErr_SetString(PyExc_ValueError, "listed_heads: the columns differ in length");
+        return NULL;
+    }
+    if (PyUnicode_GET_LENGTH(prefix) < 1 || PyUnicode_READ_CHAR(prefix, 0) != '"') {
+        PyErr_SetString(PyExc_ValueError, "listed_heads: the prefix must open with '\"'");
+        return NULL;
+    }
+    PyObject *rest = PyUnicode_Substring(prefix, 1, PyUnicode_GET_LENGTH(prefix));
+    PyObject *out = PyList_New(n);
+    if (rest == NULL || out == NULL)
+        goto error;
+    Line line = {.n = 0};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *url = PyList_GET_ITEM(urls, i);
+        PyObject *lastmod = PyList_GET_ITEM(lastmods, i);
+        PyObject *number = PyDict_GetItemWithError(numbers, PyList_GET_ITEM(priorities, i));
+        PyObject *word = number ? PyDict_GetItemWithError(words, PyList_GET_ITEM(changefreqs, i))
+                                : NULL;
+        if (word == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_KeyError, "listed_heads: a value has no rendering");
+            goto error;
+        }
+        if (!PyUnicode_Check(url) || !PyUnicode_Check(number) || !PyUnicode_Check(word)
+            || (lastmod != Py_None && !PyUnicode_Check(lastmod))) {
+            PyErr_SetString(PyExc_TypeError, "listed_heads: a value is not a str");
+            goto error;
+        }
+        line_raw(&line, lit_url);
+        if (line_json(&line, url) < 0)
+            goto error_line;
+        line_raw(&line, rest);
+        if (lastmod != Py_None && PyUnicode_GET_LENGTH(lastmod)) {
+            if (line_json(&line, lastmod) < 0)
+                goto error_line;
+        }
+        else {
+            line_raw(&line, str_null);
+        }
+        line_raw(&line, lit_priority);
+        line_raw(&line, number);
+        line_raw(&line, lit_changefreq);
+        line_raw(&line, word);
+        line_raw(&line, lit_alternates);
+        PyObject *text = line_join(&line);
+        line_clear(&line);
+        if (text == NULL)
+            goto error;
+        PyList_SET_ITEM(out, i, text);
+    }
+    Py_DECREF(rest);
+    return out;
+error_line:
+    line_clear(&line);
+error:
+    Py_XDECREF(rest);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"entry_lines", entry_lines, METH_VARARGS,
      "entry_lines(urls, slugs, first, last, lastmods, status) -> list[str]"},
+    {"listed_heads", listed_heads, METH_VARARGS,
+     "listed_heads(urls, lastmods, priorities, changefreqs, prefix, numbers, words) -> list[str]"},
     {"record_lines", record_lines, METH_VARARGS,
      "record_lines(records, facts_key) -> list[str | None]"},
     {NULL, NULL, 0, NULL},
@@ -342,9 +420,14 @@ PyInit__lines(void)
     lit_slug = PyUnicode_InternFromString(", \"slug\": ");
     lit_score = PyUnicode_InternFromString(", \"score\": ");
     lit_change = PyUnicode_InternFromString(", \"change\": ");
+    lit_url = PyUnicode_InternFromString("{\"url\": ");
+    lit_priority = PyUnicode_InternFromString(", \"priority\": ");
+    lit_changefreq = PyUnicode_InternFromString(", \"changefreq\": ");
+    lit_alternates = PyUnicode_InternFromString(", \"alternates\": null");
     if (!str_null || !str_close || !key_kind || !key_flags || !key_slug
         || !key_score || !key_change || !key_via || !lit_kind || !lit_flags || !lit_slug
-        || !lit_score || !lit_change)
+        || !lit_score || !lit_change || !lit_url || !lit_priority || !lit_changefreq
+        || !lit_alternates)
         return NULL;
     return PyModule_Create(&module_def);
 }
