@@ -569,3 +569,33 @@ def test_normalize_many_agrees_with_normalize(raws):
         except UrlError:
             expected = UrlError
         assert (type(result) if isinstance(result, UrlError) else result) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["https://example.com", "http://Example.com:80", "https://xn--bcher-kva.de"]),
+    st.lists(st.text(alphabet="abz09-_./~", max_size=15), min_size=1, max_size=12),
+    st.one_of(
+        st.none(),
+        st.sampled_from(["https://example.com.evil/x", "https://example.co/", "/relative", "x"]),
+    ),
+)
+def test_normalize_many_one_origin_batches(origin, paths, stranger):
+    """A batch of one cached origin (the sitemap's usual batch, answered without a per-URL
+    loop) gives what ``normalize`` gives; a location of another origin, or not absolute,
+    anywhere in it sends the batch through the loop with the same answers."""
+    from discovery_crawler.urls.normalize import OriginCache
+
+    base = "https://example.com/dir/sitemap.xml"
+    raws = [f"{origin}/{path}" for path in paths]
+    if stranger is not None:
+        raws.insert(len(raws) // 2, stranger)
+    cache = OriginCache()
+    cache.normalize_many(raws, base)  # warm: the origin is cached after its first batch
+    got = cache.normalize_many(raws, base)
+    for raw, result in zip(raws, got, strict=True):
+        try:
+            expected: object = normalize(raw, base)
+        except UrlError:
+            expected = UrlError
+        assert (type(result) if isinstance(result, UrlError) else result) == expected
