@@ -140,41 +140,55 @@ class WorkedBatch(NamedTuple):
 def worked_batch(entries: list[tuple[Any, ...]], base: str, tools: Tools) -> WorkedBatch:
     """One batch worked out for the spider (``entries_of`` turns it back into entries,
     ``worked_records`` into records)."""
-    urls = tools.origins.normalize_many([e[0] for e in entries], base)
+    locs, lastmods, changefreqs, priorities, alternates = _listing_columns(entries)
+    urls = tools.origins.normalize_many(locs, base)
     # An error keeps the location as written (``UrlError.raw`` may be its origin alone).
-    errors = {
-        i: UrlError(url.reason, entries[i][0])
-        for i, url in enumerate(urls)
-        if url.__class__ is not str
-    }
-    alternates = {i: e[4] for i, e in enumerate(entries) if len(e) > 4 and e[4]}
-    good = [e for url, e in zip(urls, entries, strict=True) if url.__class__ is str]
-    good_urls = [url for url in urls if url.__class__ is str] if errors else urls
-    lastmods = [e[1] for e in good]
-    priorities = [e[3] for e in good]
-    changefreqs = [e[2] for e in good]
-    values = {p: priority_value(p) for p in set(priorities) if p}
+    errors = (
+        {i: UrlError(url.reason, locs[i]) for i, url in enumerate(urls) if url.__class__ is not str}
+        if set(map(type, urls)) != {str}
+        else {}
+    )
+    good_urls, good_lastmods, good_changefreqs, good_priorities = (
+        (
+            [v for url, v in zip(urls, column, strict=True) if url.__class__ is str]
+            for column in (urls, lastmods, changefreqs, priorities)
+        )
+        if errors
+        else (urls, lastmods, changefreqs, priorities)
+    )
     totals, types, slots = tools.rater.rate_columns(
         good_urls,
-        [values[p] if p else None for p in priorities],
-        [c or None for c in changefreqs],
+        _mapped(good_priorities, lambda p: priority_value(p) if p else None),
+        _mapped(good_changefreqs, lambda c: c or None),
     )
     paths = normalized_paths(good_urls)
     bases = bases_many(paths)
-    heads = listed_heads(good_urls, lastmods, priorities, changefreqs, "sitemap", base)
-    kinds = url_kinds_many(good_urls)
-    junk = [p.name if p is not None else "" for p in junk_patterns_many(paths)]
-    policy = tools.policy
-    decisions = (
-        [_code(d) for d in policy.decide_many(good_urls, kinds)] if policy is not None else None
+    heads = listed_heads(
+        good_urls, good_lastmods, good_priorities, good_changefreqs, "sitemap", base
     )
-    columns = [types, [slot or "" for slot in slots], bases, heads, kinds, junk]
+    kinds = url_kinds_many(good_urls)
+    patterns = junk_patterns_many(paths)
+    junk = (
+        [""] * len(patterns)
+        if patterns.count(None) == len(patterns)
+        else [p.name if p is not None else "" for p in patterns]
+    )
+    policy = tools.policy
+    decisions = None
+    if policy is not None:
+        verdicts = policy.decide_many(good_urls, kinds)
+        decisions = (  # nearly always all kept: one identity count instead of a code each
+            [""] * len(verdicts)
+            if verdicts.count(KEEP) == len(verdicts)
+            else [_code(d) for d in verdicts]
+        )
+    columns = [types, _mapped(slots, lambda slot: slot or ""), bases, heads, kinds, junk]
     if decisions is not None:
         columns.append(decisions)
         run = tools.context.first_run
         if run:
             columns.extend(
-                _speculated(good_urls, lastmods, totals, bases, kinds, decisions, junk, run)
+                _speculated(good_urls, good_lastmods, totals, bases, kinds, decisions, junk, run)
             )
     if errors:  # their columns get a placeholder so every column has a value per entry
         n = len(urls)
@@ -186,16 +200,43 @@ def worked_batch(entries: list[tuple[Any, ...]], base: str, tools: Tools) -> Wor
     optional += [None] * (3 - len(optional))
     return WorkedBatch(
         len(entries),
-        _join([url if url.__class__ is str else "" for url in urls]),
-        _join([e[1] or "" for e in entries]),
-        _join([e[2] or "" for e in entries]),
-        _join([e[3] or "" for e in entries]),
+        _join([url if url.__class__ is str else "" for url in urls] if errors else urls),
+        _join(lastmods),
+        _join(changefreqs),
+        _join(priorities),
         totals,
         *(_join(column) for column in columns[:6]),
         *optional,
         errors,
         alternates,
     )
+
+
+def _listing_columns(
+    entries: list[tuple[Any, ...]],
+) -> tuple[list[str], list[str], list[str], list[str], dict[int, Any]]:
+    """A batch's locations, lastmods, changefreqs and priorities ('' for none) and its
+    hreflang alternates by index. The plain-urlset fast path's 4-tuples of text are
+    transposed by one ``zip`` (C) rather than a comprehension per column."""
+    if set(map(len, entries)) == {4}:
+        locs, lastmods, changefreqs, priorities = (
+            list(column) for column in zip(*entries, strict=True)
+        )
+        return locs, lastmods, changefreqs, priorities, {}
+    return (
+        [e[0] for e in entries],
+        [e[1] or "" for e in entries],
+        [e[2] or "" for e in entries],
+        [e[3] or "" for e in entries],
+        {i: e[4] for i, e in enumerate(entries) if len(e) > 4 and e[4]},
+    )
+
+
+def _mapped(values: list[Any], convert: Any) -> list[Any]:
+    """``[convert(v) for v in values]`` for a column of few distinct values: each converted
+    once, then looked up in C."""
+    table = {value: convert(value) for value in set(values)}
+    return list(map(table.__getitem__, values))
 
 
 def _speculated(
