@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv (if missing) and install the project with its test extra. Idempotent.
-# The install builds two C extensions (discovery_crawler/*/_*.c: the seen-set's probe loops,
-# the feed's and state's lines) with the system's C compiler; without one it still installs,
-# and the same work runs in Python.
+# The install builds the C extensions (discovery_crawler/*/_*.c: the seen-set's probe loops,
+# plain paths' base slugs, the feed's and state's lines) with the system's C compiler;
+# without one it still installs, and the same work runs in Python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}

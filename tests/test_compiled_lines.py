@@ -5,8 +5,6 @@ records of every shape: the C writes the common ones and leaves the others to Py
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,14 +12,11 @@ from hypothesis import strategies as st
 from discovery_crawler.items import URL_FACTS
 from discovery_crawler.output import feed_lines, state
 from discovery_crawler.output.feed_lines import json_heads, json_lines
+from tests import conftest
 
 compiled = feed_lines._lines
 
-needs_compiled = pytest.mark.skipif(
-    compiled is None and not os.environ.get("CI"),
-    reason="output/_lines.c was not built here (pip install -e . builds it; in CI its "
-    "absence fails test_the_compiled_lines_are_built)",
-)
+needs_compiled = conftest.needs_compiled(compiled)
 
 # Text that exercises the escaping: ASCII, quotes, backslashes, control characters,
 # Latin-1, wider characters and lone surrogates.
@@ -74,16 +69,6 @@ def records(draw):
 
 def python_lines(batch):
     return "".join(line + "\n" for line in feed_lines._record_lines(batch))
-
-
-def test_the_compiled_lines_are_built():
-    """``pip install`` built ``output/_lines.c`` and the feed and state use it; in CI its
-    absence is a failure (scripts/setup.sh builds it), elsewhere a skip that says so."""
-    if compiled is None:
-        if os.environ.get("CI"):
-            pytest.fail("discovery_crawler.output._lines is not built: lines render in Python")
-        pytest.skip("discovery_crawler.output._lines is not built here")
-    assert state.entry_lines is compiled.entry_lines
 
 
 @needs_compiled

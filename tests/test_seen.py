@@ -4,7 +4,6 @@ of URLs (including across growth of its open-addressing table) and keeps extra s
 
 from __future__ import annotations
 
-import os
 import time
 from array import array
 from contextlib import contextmanager
@@ -15,6 +14,7 @@ from hypothesis import strategies as st
 
 from discovery_crawler.urls import seen as seen_module
 from discovery_crawler.urls.seen import SeenSet, fingerprint
+from tests import conftest
 
 MIN_SLOTS = seen_module._MIN_SLOTS
 
@@ -149,21 +149,7 @@ def python_loops():
         seen_module._seen_table = compiled
 
 
-needs_compiled = pytest.mark.skipif(
-    not seen_module.COMPILED and not os.environ.get("CI"),
-    reason="urls/_seen_table.c was not built here (pip install -e . builds it; in CI its "
-    "absence fails test_the_compiled_loops_are_built)",
-)
-
-
-def test_the_compiled_loops_are_built():
-    """``pip install`` built ``urls/_seen_table.c`` and ``SeenSet`` uses it; in CI its absence
-    is a failure (scripts/setup.sh builds it), elsewhere a skip that says so."""
-    if not seen_module.COMPILED:
-        if os.environ.get("CI"):
-            pytest.fail("discovery_crawler.urls._seen_table is not built: SeenSet runs in Python")
-        pytest.skip("discovery_crawler.urls._seen_table is not built here")
-    assert seen_module._seen_table.__file__.endswith(".so")
+needs_compiled = conftest.needs_compiled(seen_module._seen_table)
 
 
 @needs_compiled

@@ -17,9 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from discovery_crawler.urls import slugs as slugs_module
 from discovery_crawler.urls.normalize import UrlError, normalize
 from discovery_crawler.urls.slugs import (
+    _PLAIN_PATH,
     BASE_MAX_LENGTH,
+    HOME,
     MAX_LENGTH,
     WINDOWS_RESERVED,
     SlugAllocator,
@@ -28,6 +31,7 @@ from discovery_crawler.urls.slugs import (
     normalized_paths,
     path_of,
 )
+from tests import conftest
 from tests.conftest import ROOT
 
 SLUG_SHAPE = re.compile(r"[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?")
@@ -272,6 +276,21 @@ def test_bases_many_fast_path_agrees_with_base_slug(path):
 def test_bases_many_batch_agrees_with_base_slug(paths):
     paths = ["/" + p for p in paths]
     assert bases_many(paths) == [base_slug("https://example.com" + p) for p in paths]
+
+
+@conftest.needs_compiled(slugs_module._plain_bases)
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=_PATH_CHARS + "/", max_size=40) | st.sampled_from(_PLAIN_SAMPLES))
+def test_compiled_plain_test_is_the_regex(path):
+    """``_plain_bases`` (C) calls a path plain exactly when ``_PLAIN_PATH`` does, and gives
+    it the fast path's base; any other path is left (None) to the general rules."""
+    path = "/" + path
+    stripped = path.strip("/")
+    plain = len(stripped) <= BASE_MAX_LENGTH and _PLAIN_PATH.fullmatch(stripped) is not None
+    got = slugs_module._plain_bases.plain_bases([path], BASE_MAX_LENGTH, HOME)[0]
+    assert (got is not None) == plain
+    if plain:
+        assert got == (stripped.replace(".", "-").replace("/", "__") or HOME)
 
 
 def test_a_suffix_never_takes_a_real_path_slug():

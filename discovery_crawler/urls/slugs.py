@@ -63,6 +63,11 @@ from urllib.parse import unquote
 
 from discovery_crawler.urls.seen import SeenSet
 
+try:  # bases_many's fast path in C (``_plain_bases.c``); where it was not built, in Python
+    from discovery_crawler.urls import _plain_bases
+except ImportError:
+    _plain_bases = None  # type: ignore[assignment]
+
 MAX_LENGTH = 120  # no slug from SlugAllocator is longer
 BASE_MAX_LENGTH = 110  # base slugs; leaves room for an allocator suffix "-N" (N < 10⁹)
 _HASH_CUT = BASE_MAX_LENGTH - 9  # a cut slug keeps this much, then "-" + 8 hex digits
@@ -154,7 +159,16 @@ def normalized_paths(urls: list[str]) -> list[str]:
 
 
 def bases_many(paths: list[str]) -> list[str]:
-    """``base_slug`` of each path (``/…``, no query or fragment); plain paths quickly."""
+    """``base_slug`` of each path (``/…``, no query or fragment); plain paths quickly: in C
+    where ``_plain_bases`` was built (~0.05 µs against ~0.5 µs a URL, measured), else by
+    ``_PLAIN_PATH``; the general rules for the others."""
+    if _plain_bases is not None and paths.__class__ is list:
+        bases = _plain_bases.plain_bases(paths, BASE_MAX_LENGTH, HOME)
+        if None in bases:
+            for i, base in enumerate(bases):
+                if base is None:
+                    bases[i] = _base_of_path(paths[i])
+        return bases
     plain = _PLAIN_PATH.fullmatch
     out = []
     append = out.append

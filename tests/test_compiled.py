@@ -1,0 +1,39 @@
+"""The C extensions (``discovery_crawler/*/_*.c``) were built by ``pip install`` and are the
+ones in use. In CI a missing build is a failure (``scripts/setup.sh`` builds them with the
+C compiler ``.ci/run`` installs); elsewhere a skip that says so, and the same work runs in
+Python. Each extension's own tests check it gives the Python code's answers.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from discovery_crawler.output import feed_lines, state
+from discovery_crawler.urls import seen, slugs
+
+BUILDS = [
+    ("discovery_crawler.urls._seen_table", lambda: seen._seen_table),
+    ("discovery_crawler.urls._plain_bases", lambda: slugs._plain_bases),
+    ("discovery_crawler.output._lines", lambda: feed_lines._lines),
+]
+
+
+@pytest.mark.parametrize(("name", "used"), BUILDS, ids=[name for name, _ in BUILDS])
+def test_the_extension_is_built_and_used(name, used):
+    module = used()
+    if module is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{name} is not built: its work runs in Python")
+        pytest.skip(f"{name} is not built here")
+    assert module.__name__ == name
+    assert module.__file__.endswith(".so")
+
+
+def test_each_user_takes_the_compiled_functions():
+    """The modules that use an extension bind its functions, not their Python twins."""
+    if feed_lines._lines is None or not seen.COMPILED:
+        pytest.skip("not built here (test_the_extension_is_built_and_used says so in CI)")
+    assert state.entry_lines is feed_lines._lines.entry_lines
+    assert state._lines is feed_lines._lines
