@@ -324,3 +324,19 @@ def test_extension_decides_first(url, ext):
     if ext in ("gz",) and base.lower().endswith((".xml", ".txt", ".rss")):
         expected = "asset"
     assert path_kind == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["https://example.com", "http://x.co:8080"]),
+    st.lists(st.lists(_segment, min_size=1, max_size=4), min_size=1, max_size=20),
+    st.one_of(st.none(), any_urls, st.sampled_from(["https://example.com/api/x/"])),
+)
+def test_one_origin_batch_equals_one_at_a_time(origin, paths, stranger):
+    """A sitemap's usual batch (one origin, paths ending in "/"), decided for the whole
+    batch at once, gets what ``url_kind`` gives each URL; so does one with any other URL
+    (another origin, a query, a file, an API path) among them."""
+    urls = [f"{origin}/{'/'.join(segments)}/" for segments in paths]
+    if stranger is not None:
+        urls.insert(len(urls) // 2, stranger)
+    assert url_kinds_many(urls) == [url_kind(u) for u in urls]
