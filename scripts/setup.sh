@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create .venv (if missing) and install the project with its test extra. Idempotent.
-# The install builds the C extensions (discovery_crawler/*/_*.c: the seen-set's probe loops,
+# The install builds the C extensions (setup.py; the seen-set's probe loops,
 # plain paths' base slugs, the feed's and state's lines) with the system's C compiler;
 # without one it still installs, and the same work runs in Python.
 set -euo pipefail
@@ -10,7 +10,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] \
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
   || [ -n "$(find discovery_crawler -name '*.c' -newer "$stamp")" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -e ".[test]"
