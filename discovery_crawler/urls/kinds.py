@@ -57,6 +57,8 @@ URLs each):
 
 from __future__ import annotations
 
+from discovery_crawler.urls.normalize import shared_path_start
+
 KINDS: tuple[str, ...] = (
     "page",
     "paginated",
@@ -255,14 +257,8 @@ def _all_pages(urls: list[str]) -> bool:
     """Whether the fast path of ``url_kinds_many`` takes every URL of the batch, checked on
     the whole batch at once (a sitemap's usual batch: one origin, paths ending in "/"):
     ~0.02 µs a URL against ~0.35 µs for the per-URL tests (measured)."""
-    first = urls[0]
-    start = first.find("/", 8)
+    start = shared_path_start(urls)
     if start < 0:
-        return False
-    # The smallest and largest URL start with the origin and "/" only if all do; then each
-    # URL's path starts where the first one's does.
-    prefix = first[: start + 1]
-    if not (min(urls).startswith(prefix) and max(urls).startswith(prefix)):
         return False
     n = len(urls)
     text = "\n" + "\n".join(urls) + "\n"
@@ -270,5 +266,5 @@ def _all_pages(urls: list[str]) -> bool:
         return False
     if "?" in text or "/page/" in text:
         return False
-    origin = "\n" + first[:start]
+    origin = "\n" + urls[0][:start]
     return not any(origin + api in text for api in _API_PREFIXES)

@@ -252,19 +252,15 @@ class OriginCache:
 
     def _one_clean_origin(self, raws: list[str]) -> list[str | UrlError] | None:
         """The loop's result for a batch that needs no work and whose locations all start
-        with one cached origin and a slash (a sitemap's usual batch), or None. The smallest
-        and largest location share that start only if all do: two C-level scans instead of
-        a find, a slice and a lookup per URL (measured ~0.03 µs against ~0.35 µs a URL)."""
-        first = raws[0]
-        slash = first.find("/", 8)
+        with one cached origin and a slash (a sitemap's usual batch), or None: a batch-level
+        test instead of a find, a slice and a lookup per URL (measured ~0.03 µs against
+        ~0.35 µs a URL)."""
+        slash = shared_path_start(raws)
         if slash < 0:
             return None
-        origin = first[:slash]
+        origin = raws[0][:slash]
         cached = self._origins.get(origin)
         if cached is None or cached.__class__ is not str:
-            return None
-        prefix = first[: slash + 1]
-        if not (min(raws).startswith(prefix) and max(raws).startswith(prefix)):
             return None
         if cached == origin:
             return list(raws)
@@ -293,6 +289,20 @@ def origin_of(url: str) -> str:
 def host_of(url: str) -> str:
     """Host (with port when not default) of a normalized URL."""
     return _split_origin(url)[0].partition("://")[2].rpartition("@")[2]
+
+
+def shared_path_start(urls: list[str]) -> int:
+    """Where the path starts in every URL of a non-empty batch (``url.find("/", 8)``), when
+    all start with the first one's ``scheme://host[:port]/``; else -1. The smallest and
+    largest URL share that start only if all do: two C-level scans, no loop per URL."""
+    first = urls[0]
+    slash = first.find("/", 8)
+    if slash < 0:
+        return -1
+    prefix = first[: slash + 1]
+    if not (min(urls).startswith(prefix) and max(urls).startswith(prefix)):
+        return -1
+    return slash
 
 
 def twin_keys(urls: list[str]) -> list[str]:

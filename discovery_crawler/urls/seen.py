@@ -168,16 +168,15 @@ class SeenSet:
         slots = array("q", bytes(8 * size))
         if _seen_table is not None:
             _seen_table.rehash(old, slots, size)
-            self._slots, self._size, self._limit = slots, size, int(size * 0.7)
-            return
-        for fp in old:
-            if fp:
-                i = fp % size
-                while slots[i]:
-                    i += 1
-                    if i == size:
-                        i = 0
-                slots[i] = fp
+        else:
+            for fp in old:
+                if fp:
+                    i = fp % size
+                    while slots[i]:
+                        i += 1
+                        if i == size:
+                            i = 0
+                    slots[i] = fp
         self._slots, self._size, self._limit = slots, size, int(size * 0.7)
 
     def add_source(self, url: str, source: str) -> None:
