@@ -40,6 +40,13 @@ RECORD_FIELDS = (
     "slug",  # unique within the site, stable across re-runs
     "score",  # the selection score (SPEC §8); its breakdown is in the crawl log
     "change",  # since the previous run in this folder: new | known | changed (state.json)
+    # Extra fields: on a JSON line only when the record has them (CSV: always a column).
+    "robots_rule",  # the robots.txt rule that disallows the URL (flag robots_disallowed)
+    "robots_group",  # ... and the group it is in ("*", or our agent token)
+    "junk_pattern",  # the junk pattern the URL matched (flag junk, SPEC §7)
+    "aliases",  # other URLs that are this page: its trailing-slash twin, a slash redirect
+    "redirected_to",  # where a fetch of the URL was sent (a 3xx Location or a meta refresh)
+    "live",  # verify: the listed URL answered a page (2xx) without being redirected
 )
 # Not a feed field: on a record from the sitemap worker, what later stages would work out
 # from its listing alone — (score without the auth rule, page type, selection slot, base
@@ -50,7 +57,10 @@ RECORD_FIELDS = (
 URL_FACTS = "_facts"
 STAGE_FIELDS = ("kind", "flags", "slug", "score", "change")
 CRAWL_FIELDS = ("via", "found_on", "anchor", "depth", "title", "status", "refusal")
-BASE_FIELDS = tuple(f for f in RECORD_FIELDS if f not in STAGE_FIELDS + CRAWL_FIELDS)
+# A stage that sets one of these on a record of a batch carrying the sitemap worker's lines
+# (``UrlBatch.worked``) clears ``worked``: those lines have no extra fields.
+EXTRA_FIELDS = ("robots_rule", "robots_group", "junk_pattern", "aliases", "redirected_to", "live")
+BASE_FIELDS = tuple(f for f in RECORD_FIELDS if f not in STAGE_FIELDS + CRAWL_FIELDS + EXTRA_FIELDS)
 
 
 @dataclass(repr=False)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from discovery_crawler.items import URL_FACTS
+from discovery_crawler.items import EXTRA_FIELDS, URL_FACTS
 from discovery_crawler.output import feed_lines, state
 from discovery_crawler.output.feed_lines import json_heads, json_lines
 from tests import conftest
@@ -64,6 +64,9 @@ def records(draw):
     if draw(st.integers(0, 9)) == 0:
         rec["via"] = draw(TEXT)
         rec["found_on"] = None
+    if draw(st.integers(0, 4)) == 0:  # an extra field: never the C's common shape
+        name = draw(st.sampled_from(EXTRA_FIELDS))
+        rec[name] = draw(st.one_of(TEXT, st.booleans(), st.lists(TEXT, max_size=2)))
     return rec
 
 
@@ -82,22 +85,20 @@ def test_feed_lines_are_the_python_text(batch):
 
 @needs_compiled
 def test_feed_lines_of_a_common_batch_come_from_c():
-    """A worker's record with a plain tail is written by the C; one with flags is left to
-    Python (None), and the batch's text is still the Python text."""
-    head = json_heads(
-        [
-            {
-                "url": "https://e.com/a",
-                "source": "sitemap",
-                "sitemap": "https://e.com/s.xml",
-                "lastmod": None,
-                "priority": None,
-                "changefreq": None,
-                "alternates": None,
-            }
-        ]
-    )[0]
+    """A worker's record with a plain tail is written by the C; one with flags or an extra
+    field is left to Python (None), and the batch's text is still the Python text."""
+    listed = {
+        "url": "https://e.com/a",
+        "source": "sitemap",
+        "sitemap": "https://e.com/s.xml",
+        "lastmod": None,
+        "priority": None,
+        "changefreq": None,
+        "alternates": None,
+    }
+    head = json_heads([listed])[0]
     common = {
+        **listed,
         URL_FACTS: (3, "t", None, "a", head, "page", None, None, "", ""),
         "kind": "page",
         "flags": None,
@@ -106,13 +107,16 @@ def test_feed_lines_of_a_common_batch_come_from_c():
         "change": "new",
     }
     flagged = dict(common, flags=["requires_auth"])
-    lines = compiled.record_lines([common, flagged], URL_FACTS)
+    extra = dict(common, aliases=["https://e.com/a/"])
+    batch = [common, flagged, extra]
+    lines = compiled.record_lines(batch, URL_FACTS)
     assert (
         lines[0]
         == head + ', "kind": "page", "flags": null, "slug": "a", "score": 3, "change": "new"}'
     )
-    assert lines[1] is None
-    assert json_lines([common, flagged]) == python_lines([common, flagged])
+    assert lines[1:] == [None, None]
+    assert json_lines(batch) == python_lines(batch)
+    assert json_lines([extra]).endswith(', "aliases": ["https://e.com/a/"]}\n')
 
 
 @needs_compiled

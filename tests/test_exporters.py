@@ -19,7 +19,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from discovery_crawler.items import BASE_FIELDS, RECORD_FIELDS, UrlBatch
+from discovery_crawler.items import (
+    BASE_FIELDS,
+    CRAWL_FIELDS,
+    EXTRA_FIELDS,
+    RECORD_FIELDS,
+    UrlBatch,
+)
 from discovery_crawler.output.exporters import (
     CsvExporter,
     JsonExporter,
@@ -53,6 +59,8 @@ PRIORITIES = st.none() | st.floats(allow_nan=False, allow_infinity=False) | TEXT
 ALTERNATES = st.none() | st.lists(
     st.fixed_dictionaries({"hreflang": st.none() | TEXT, "href": TEXT}), max_size=3
 )
+# A JSON line has the extra fields only when its record has them.
+JSON_FIELDS = tuple(f for f in RECORD_FIELDS if f not in EXTRA_FIELDS)
 RECORDS = st.fixed_dictionaries(
     {
         "url": TEXT,
@@ -78,7 +86,7 @@ def test_json_lines_equals_json_line_per_record(records):
     assert len(lines) == len(records) + 1
     for line, record in zip(lines, records, strict=False):
         obj = json.loads(line)
-        assert tuple(obj) == (RECORD_FIELDS if "kind" in record else BASE_FIELDS)
+        assert tuple(obj) == (JSON_FIELDS if "kind" in record else BASE_FIELDS)
         assert obj["sources"] == [record["sitemap"]]
         for key in ("url", "source", "sitemap", "lastmod", "changefreq", "alternates"):
             assert obj[key] == record[key]
@@ -344,3 +352,44 @@ def test_csv_quotes_carriage_returns(field, tmp_path):
     rows = list(csv.reader(io.StringIO(text, newline="")))
     assert [row[0] for row in rows] == ["url", "https://example.com/a", "https://example.com/b"]
     assert rows[1][RECORD_FIELDS.index(field)] == value
+
+
+EXTRAS = {
+    "robots_rule": "Disallow: /internal/",
+    "robots_group": "*",
+    "junk_pattern": "old-suffix",
+    "aliases": ["https://example.com/a/"],
+    "redirected_to": "https://example.com/b",
+    "live": False,
+}
+
+
+@pytest.mark.parametrize("ext", list(EXPORTERS))
+def test_extra_fields_follow_the_stage_fields_and_survive_the_rewrite(ext, tmp_path):
+    """A record's extra fields (``items.EXTRA_FIELDS``) are written after the stage fields,
+    in the feed's order, only on the records that have them (CSV: as columns), and a URL
+    patched at the end of the run keeps them."""
+    stages = {"kind": "page", "flags": ["robots_disallowed"], "slug": "a", "score": 1}
+    stages["change"] = "new"
+    extra = rec("https://example.com/a", **stages, **EXTRAS)
+    plain = rec("https://example.com/c", kind="page", flags=None, slug="c", score=0, change="new")
+    seen = SeenSet()
+    for record in (extra, plain):
+        seen.add(record["url"])
+    seen.add_source("https://example.com/a", "https://example.com/s2.xml")  # forces a rewrite
+    path = tmp_path / f"out.{ext}"
+    export_to_path(ext, path, [UrlBatch("sitemap", SITEMAP, records=[extra, plain], seen=seen)])
+    first, second = load(ext, path.read_bytes())
+    assert first["sources"] == [SITEMAP, "https://example.com/s2.xml"]
+    if ext == "csv":
+        assert list(first) == list(RECORD_FIELDS)
+        assert [first[name] for name in EXTRA_FIELDS] == [
+            "Disallow: /internal/", "*", "old-suffix", '["https://example.com/a/"]',
+            "https://example.com/b", "false",
+        ]  # fmt: skip
+        assert [second[name] for name in EXTRA_FIELDS] == [""] * len(EXTRA_FIELDS)
+    else:
+        listed = [f for f in JSON_FIELDS if f not in CRAWL_FIELDS]  # not a link-crawl record
+        assert list(first) == [*listed, *EXTRA_FIELDS]
+        assert {name: first[name] for name in EXTRA_FIELDS} == EXTRAS
+        assert list(second) == listed

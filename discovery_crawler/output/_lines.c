@@ -28,6 +28,8 @@ typedef struct {
 } Piece;
 
 #define MAX_PIECES 16
+/* url, source, sitemap, lastmod, priority, changefreq, alternates and the facts key */
+#define COMMON_KEYS 8
 
 typedef struct {
     Piece p[MAX_PIECES];
@@ -201,7 +203,8 @@ error:
 }
 
 /* The tail of a record of the common shape: kind, slug and change each a str or None,
- * flags None, score an int or None; 0 when it is not of that shape (-1 on an error). */
+ * flags None, score an int or None, no other field; 0 when it is not of that shape (-1 on
+ * an error). */
 static int
 common_tail(Line *line, PyObject *rec)
 {
@@ -212,6 +215,12 @@ common_tail(Line *line, PyObject *rec)
     PyObject *change = PyDict_GetItemWithError(rec, key_change);
     if (PyErr_Occurred())
         return -1;
+    /* The common record has the listing's COMMON_KEYS and some of the five stage fields;
+     * any other key (an extra field such as robots_rule or aliases) is not its shape. */
+    Py_ssize_t known = COMMON_KEYS + (kind != NULL) + (flags != NULL) + (slug != NULL)
+                       + (score != NULL) + (change != NULL);
+    if (PyDict_GET_SIZE(rec) != known)
+        return 0;
     kind = kind ? kind : Py_None;
     flags = flags ? flags : Py_None;
     slug = slug ? slug : Py_None;

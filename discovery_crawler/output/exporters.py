@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from scrapy.exporters import BaseItemExporter
 
-from discovery_crawler.items import RECORD_FIELDS, UrlBatch
+from discovery_crawler.items import EXTRA_FIELDS, RECORD_FIELDS, UrlBatch
 from discovery_crawler.output.feed_lines import _dumps, json_line, json_lines, worked_text
 from discovery_crawler.urls.normalize import twin_key
 
@@ -69,15 +69,12 @@ def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> di
         earlier = obj.get("sources") or []
         written = obj
         obj = json.loads(json_line(upgrade))
-        for later_stage in (
-            "kind",
-            "flags",
-            "slug",
-            "score",
-            "change",
-        ):  # set after dedup, on the line
+        for later_stage in ("kind", "flags", "slug", "score", "change"):  # set after dedup
             if obj.get(later_stage) is None:
                 obj[later_stage] = written.get(later_stage)
+        for extra in EXTRA_FIELDS:  # so are the extra fields, when the line has them
+            if extra not in obj and extra in written:
+                obj[extra] = written[extra]
         _merge_sources(obj, earlier)
     if extra:
         _merge_sources(obj, extra)
@@ -206,6 +203,8 @@ class JsonExporter(JsonLinesExporter):
 def _cell(value: Any) -> Any:
     if value is None:
         return ""
+    if value is True or value is False:
+        return "true" if value else "false"
     if isinstance(value, (list, dict)):
         return _dumps(value)
     return value
@@ -234,6 +233,7 @@ def _csv_row(r: dict[str, Any]) -> tuple[Any, ...]:
         r.get("slug") or "",
         _cell(r.get("score")),
         r.get("change") or "",
+        *(_cell(r.get(name)) for name in EXTRA_FIELDS),
     )
 
 
@@ -243,6 +243,11 @@ def _csv_record(row: list[str]) -> dict[str, Any]:
     via, found_on, anchor, depth, title, status, refusal, kind, flags, slug = row[8:18]
     score = row[18] if len(row) > 18 else ""
     change = row[19] if len(row) > 19 else ""
+    extras = {
+        name: json.loads(cell) if cell[:1] in ("[", "{") or cell in ("true", "false") else cell
+        for name, cell in zip(EXTRA_FIELDS, row[20:], strict=False)
+        if cell
+    }
     crawl = {}
     if via:
         crawl = {
@@ -269,6 +274,7 @@ def _csv_record(row: list[str]) -> dict[str, Any]:
         "slug": slug or None,
         "score": int(score) if score.lstrip("-").isdigit() else (score or None),
         "change": change or None,
+        **extras,
     }
 
 

@@ -13,7 +13,7 @@ import operator
 from json.encoder import encode_basestring
 from typing import Any
 
-from discovery_crawler.items import URL_FACTS
+from discovery_crawler.items import EXTRA_FIELDS, URL_FACTS
 from discovery_crawler.sitemaps.parser import priority_value
 
 try:  # the common records' lines in C (``_lines.c``); where it was not built, all in Python
@@ -109,6 +109,14 @@ def listed_heads(
     ]
 
 
+def _extras(rec: dict[str, Any]) -> str:
+    """The extra fields the record has (``items.EXTRA_FIELDS``), as ``, "name": value``
+    pieces in the feed's order; '' for the usual record, which has none."""
+    return "".join(
+        f", {encode_basestring(name)}: {_value(rec[name])}" for name in EXTRA_FIELDS if name in rec
+    )
+
+
 def _as_worked(rec: dict[str, Any]) -> bool:
     """The record kept what the sitemap worker assumed when it wrote the line's tail."""
     f = rec.get(URL_FACTS)
@@ -116,6 +124,7 @@ def _as_worked(rec: dict[str, Any]) -> bool:
         f is not None
         and bool(f[8])
         and rec.get("flags") is None
+        and not _extras(rec)
         and rec.get("slug") is f[3]
         and rec.get("change") == "new"
         and rec.get("score") == f[0]
@@ -209,5 +218,8 @@ def _record_lines(records: list[dict[str, Any]]) -> list[str]:
                 f'"title": {_value(rec.get("title"))}, "status": {_value(rec.get("status"))}, '
                 f'"refusal": {_value(rec.get("refusal"))}' + tail
             )
+        extras = _extras(rec)
+        if extras:  # after every other field, before the closing brace
+            tail = tail[:-1] + extras + "}"
         lines.append(head + tail)
     return lines
