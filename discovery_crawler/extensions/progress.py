@@ -94,6 +94,9 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
             f"Crawled {crawl.fetched:,} pages ({statuses or 'none'}); {budgets}; "
             f"not fetched: {sum(crawl.not_fetched.values()):,}"
         )
+        rewrites = crawl.rewrites_line(record.counts)
+        if rewrites:
+            lines.append(rewrites)
     for origin, count in record.other_hosts.most_common(3):
         lines.append(f"  {count:,} URLs on {origin}, not this site (not in the inventory)")
     if any(record.kinds.values()):  # the URL stages ran
