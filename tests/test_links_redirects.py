@@ -412,6 +412,9 @@ def test_sitemap_twins_collapse_to_the_slash_form_with_the_other_in_aliases(
     assert "aliases" not in recs["/z"]
     counts = result.discovery["counts"]
     assert (counts["slash_twins"], counts["twin_aliases"]) == (1, 1)
+    assert "Trailing-slash twins: 1 collapsed to the slash form, 1 noted in aliases" in (
+        result.stderr
+    )
     state = json.loads((result.out / "state.json").read_text())
     assert sorted(e[0][len(o) :] for e in state["entries"]) == ["/x/", "/y/", "/z"]
 

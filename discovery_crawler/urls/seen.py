@@ -314,16 +314,20 @@ class Twins:
         fp = hash(key) or 1
         if fp in self.noted:
             return None
+        slashless = self.slashless
+        record_slash = slashless is None or key not in slashless
+        slash = url is key or url == key
+        if slash is record_slash:
+            # The form the record has, or (pending) was requested in: a record that ends in
+            # the other form names this one in its aliases anyway (the redirect's source,
+            # the fetched form of a canonical twin).
+            return None
         if fp in self.pending:
             forms = self.sightings.setdefault(fp, [])
             if url not in forms:
                 forms.append(url)
             return None
-        slashless = self.slashless
-        written_slashless = slashless is not None and key in slashless
-        if url is key or url == key:  # the slash form
-            if not written_slashless:  # the record has it (or is a file's, not looked for)
-                return None
+        if slash:
             other = slashless_form(key)
             if fp in self.fixed:
                 self._patch(fp, other, key)
@@ -335,8 +339,8 @@ class Twins:
                 done = RENAMED
         else:
             files = self.slashless_files
-            if written_slashless or (files is not None and key in files):
-                return None
+            if files is not None and key in files:
+                return None  # a file's record, written without the slash
             self._patch(fp, key, url)
             done = ALIASED
         self.noted.add(fp)
