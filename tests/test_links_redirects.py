@@ -379,6 +379,7 @@ def test_a_loop_is_a_url_met_again_in_its_own_chain_compared_exactly(loop_site, 
     assert crawl_log["redirect_loops"] == 5  # /b, /c, /d/, /m2, /m3
     assert crawl_log["slash_redirects"]["count"] == 4  # /d, /e, /t, /h
     assert crawl_log["meta_refreshes"]["count"] == 4  # /m1, /m2, /m3, /h
+    assert crawl_log["redirected"] == 4  # /a, /f, /s, /m1: targets admitted as pages
 
 
 # -- sitemap mode: the dedup stage's twins -------------------------------------------------

@@ -101,6 +101,7 @@ class CrawlAccount:
         self.slash_redirects = CappedList(list_cap)  # ... that only added/dropped the slash
         self.refreshes = CappedList(list_cap)  # <meta http-equiv=refresh> followed
         self.redirect_loops = 0  # records flagged redirect_loop
+        self.redirected = 0  # records sent to another page (3xx or refresh), target admitted
         self.truncated = CappedList(list_cap)  # pages over PAGE_MAX_BYTES, parsed in part
         self.refusals = CappedList(list_cap)
         self.refusal_classes: Counter[str] = Counter()
@@ -116,7 +117,7 @@ class CrawlAccount:
         parts = [
             (counts.get("slash_redirects", 0), "slash-only redirects followed (one record)"),
             (self.refreshes.count, "meta refreshes followed"),
-            (self.redirects.count - self.slash_redirects.count, "other redirects"),
+            (self.redirected, "redirects to another page"),
             (self.redirect_loops, "redirect loops"),
             (self.canonical_aliases.count, "pages recorded under their canonical"),
             (counts.get("canonical_twins", 0), "canonical twins"),
@@ -145,6 +146,7 @@ class CrawlAccount:
             "slash_redirects": self.slash_redirects.as_dict(),
             "meta_refreshes": self.refreshes.as_dict(),
             "redirect_loops": self.redirect_loops,
+            "redirected": self.redirected,
             "truncated": self.truncated.as_dict(),
             "refusals": {"by_class": dict(self.refusal_classes), **self.refusals.as_dict()},
         }

@@ -27,8 +27,9 @@ scheduler, before any ``Request`` is built:
   ``redirect_loop``; a redirect that only adds or drops the trailing slash is the same
   page: one record, under the URL that answered, the other form in ``aliases``;
 - trailing-slash twins met in both forms and not decided by a fetch end in the slash form
-  (rule 7): the seen-set's twin bookkeeping (``SeenSet.sighted``), shared with the dedup
-  stage, patches the written line when the run ends.
+  (rule 7): the seen-set's twin bookkeeping (``SeenSet.twins``), shared with the dedup
+  stage, settles a page's record when it is written, or patches its line when the run
+  ends.
 
 Each fetched page yields one ``UrlBatch``: the page's record (citation ``via``,
 ``found_on``, ``anchor``, ``depth``; ``title``, ``status``, ``refusal``) plus the records
@@ -611,6 +612,7 @@ class LinkCrawler:
             records.remove(rec)  # the target's fetch gives the page's record
             return
         union = self.link_crawl.union
+        self.link_crawl.redirected += 1
         self._bfs_follow(
             [(target, None)],
             url,
