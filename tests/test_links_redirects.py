@@ -95,8 +95,14 @@ def test_docusaurus_slash_redirects_are_followed_and_the_canonical_names_the_pag
     assert "Redirects and twins: slash-only redirects followed (one record) 6" in result.stderr
     if mode == "union":
         assert advanced["flags"] == ["links_only"]
-        if recs["/docs/intro"]["via"] == "sitemap":  # listed before the home page linked it
-            assert recs["/docs/intro"]["lastmod"] == "2024-05-01"
+        # the listing's metadata, whether the sitemap or the home page's link came first
+        intro = recs["/docs/intro"]
+        assert (intro["lastmod"], intro["priority"], intro["source"]) == (
+            "2024-05-01",
+            0.5,
+            "sitemap",
+        )
+        assert recs["/"]["source"] == "seed" and recs["/"]["priority"] == 0.5
 
 
 def test_docusaurus_on_either_host_gives_the_same_pages(serve, discover, tmp_path):

@@ -372,17 +372,23 @@ class LinkCrawler:
         return keep
 
     def _bfs_late_listing(self, key: str, listing: dict[str, Any]) -> None:
-        """A sitemap lists a URL the crawl already reached by a link: its record takes the
-        listing's metadata (source, sitemap, lastmod, priority, changefreq, alternates),
-        now if it is still being fetched, else when the run ends (a ``RecordPatch``)."""
+        """A sitemap lists a URL the crawl already reached by a link (or entered as an
+        hreflang alternate): its record takes the listing's metadata (source, sitemap,
+        lastmod, priority, changefreq, alternates), now if it is still being fetched, else
+        when the run ends (a ``RecordPatch``). A ``<loc>`` beats an alternate."""
         fp = hash(key) or 1
+        loc = listing.get("source") != "alternate"
         if fp in self.record.seen.twins.pending:
-            self._late_listings.setdefault(fp, listing)
+            waiting = self._late_listings.get(fp)
+            if waiting is None or (loc and waiting.get("source") == "alternate"):
+                self._late_listings[fp] = listing
             return
-        written = self._unlisted.pop(fp, None)
-        if written is None:
-            return  # not the crawl's record, or listed already
+        written = self._unlisted.get(fp)
+        if written is None or not (loc or written[1] != "alternate"):
+            return  # not the crawl's record, listed already, or no better than it was
         url, source = written
+        if loc:
+            del self._unlisted[fp]
         patch = self.record.seen.upgrades.get(fp)
         if patch is None:
             patch = self.record.seen.upgrades[fp] = RecordPatch(url=url)
@@ -445,12 +451,15 @@ class LinkCrawler:
         noted = "aliases" in rec
         if key is not url or fixed or noted:
             twins.wrote(key, url, fixed=fixed, noted=noted, file=file)
-        if self.link_crawl.union is not None and rec["sitemap"] is None:
-            listing = self._late_listings.pop(hash(key) or 1, None)
-            if listing is not None:
+        if self.link_crawl.union is not None and (
+            rec["sitemap"] is None or rec["source"] == "alternate"
+        ):
+            fp = hash(key) or 1
+            listing = self._late_listings.pop(fp, None)
+            if listing is not None and (rec["sitemap"] is None or listing["source"] != "alternate"):
                 rec.update(_listed_fields(listing, rec["source"]))
-            else:
-                self._unlisted[hash(key) or 1] = (url, rec["source"])
+            if rec["sitemap"] is None or rec["source"] == "alternate":  # a <loc> may come
+                self._unlisted[fp] = (url, rec["source"])
 
     def _bfs_batch(self, document: str, records: list[dict[str, Any]], source: str) -> UrlBatch:
         union = self.link_crawl.union
