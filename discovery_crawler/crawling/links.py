@@ -786,6 +786,7 @@ class LinkCrawler:
         scheme = base[: base.find(":") + 1]
         seen_add = self.record.seen.add
         twins = self.record.seen.twins
+        slashless = twins.slashless  # read again after an admission, which may make it
         max_length = self.url_max_length
         union = account.union
         admit = self._bfs_admit
@@ -827,7 +828,7 @@ class LinkCrawler:
                 # Met before. A twin of a record written in the other form is rule 7's
                 # business; a slash-form link on a site with no slashless page record
                 # (the usual case) costs no more than this test.
-                if url is not key or twins.slashless is not None:
+                if url is not key or slashless is not None:
                     twin = twins.sighted(key, url)
                     if twin is RENAMED:
                         renamed += 1
@@ -840,6 +841,7 @@ class LinkCrawler:
             request = admit(url, next_depth, meta, records, reason)
             if request is not None:
                 requests.append(request)
+            slashless = twins.slashless
         account.malformed_links += malformed
         account.other_host_links += other
         if renamed or aliased:
