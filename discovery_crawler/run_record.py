@@ -30,6 +30,7 @@ COUNT_KEYS = (
     "alternate_only",  # URLs in the inventory only as same-site hreflang alternates
     "sitemaps_repeated",  # index children already tried (cycles, repeats)
     "slash_twins",  # /foo then /foo/: collapsed to the slash form
+    "robots_disallowed",  # URLs of the inventory robots.txt disallows (flagged, not fetched)
 )
 
 

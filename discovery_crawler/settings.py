@@ -31,6 +31,7 @@ ITEM_PIPELINES = {
     "discovery_crawler.pipelines.normalize.NormalizePipeline": 100,
     "discovery_crawler.pipelines.dedup.DedupPipeline": 200,
     "discovery_crawler.pipelines.filter.FilterPipeline": 300,
+    "discovery_crawler.pipelines.robots_verdict.RobotsVerdictPipeline": 350,
     "discovery_crawler.pipelines.junk.JunkFilterPipeline": 400,
     "discovery_crawler.pipelines.score.ScorePipeline": 500,
     "discovery_crawler.pipelines.slug.SlugPipeline": 600,

@@ -48,7 +48,7 @@ def robots_policy_lines(record: RunRecord) -> list[str]:
     disallowed = summary.disallowed
     if disallowed.count:
         examples = ", ".join(f"{d['url']} ({d['rule']})" for d in disallowed.items[:3])
-        lines.append(f"Disallowed by robots.txt ({disallowed.count:,}): {examples}")
+        lines.append(f"Disallowed by robots.txt, not fetched ({disallowed.count:,}): {examples}")
     return lines
 
 

@@ -548,12 +548,13 @@ def _robots(run: dict[str, Any], max_rows: int) -> str:
             f'<h3 data-origin="{esc(origin)}">{esc(origin)}</h3><table class="kv">{body}</table>'
         )
     count, items = _listed(summary.get("disallowed"))
-    table = Table(["disallowed URL", "rule", "origin", "found on"], max_rows)
+    table = Table(["disallowed URL", "rule", "group", "origin", "found on"], max_rows)
     for item in items:
         item = _d(item)
         table.add(
             link(item.get("url")),
             f"<code>{esc(item.get('rule'))}</code>",
+            esc(item.get("group")),
             esc(item.get("origin")),
             link(item.get("found_on")),
             url_col=0,
