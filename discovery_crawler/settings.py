@@ -123,6 +123,11 @@ SELECTION_CAP = 5
 SSRF_GUARD_ENABLED = False
 ROBOTS_FAIL_CLOSED = True  # robots.txt 5xx/429/timeout/unreachable blocks the origin
 
+# -a verify=1 (SPEC §3, crawling/verify.py): how each sitemap-listed page is asked. HEAD
+# (GET where a HEAD is refused or answered as GET would not be), or GET for every page (it
+# also sees <meta http-equiv=refresh> and block pages; reads up to PAGE_MAX_BYTES).
+VERIFY_METHOD = "HEAD"
+
 # Refusals (SPEC §11) and rendering (SPEC §3 render).
 REFUSALS_ENABLED = True
 REFUSALS_IDENTICAL_URLS = 3  # distinct URLs with byte-identical bodies before a warning

@@ -162,6 +162,7 @@ def test_empty_run_renders_every_section():
             "groups",
             "selection",
             "refusals",
+            "verify",
             "kinds",
             "robots",
             "sitemaps",

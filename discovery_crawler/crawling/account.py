@@ -51,6 +51,10 @@ class UnionTally:
         if self._linked.add(key):
             self._move(key, url, "links_only", self._listed)
 
+    def is_listed(self, url: str) -> bool:
+        """A sitemap lists ``url`` (or its trailing-slash twin)."""
+        return twin_key(url) in self._listed
+
     def flags_for(self, url: str) -> list[str] | None:
         """The union flag of a feed record, decided once the crawl is over."""
         key = twin_key(url)

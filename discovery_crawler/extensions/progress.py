@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from scrapy import Spider, signals
 from scrapy.utils.asyncio import create_looping_call
 
+from discovery_crawler.estimate import human_duration
 from discovery_crawler.selection.groups import groups_lines
 from discovery_crawler.selection.summary import selection_lines
 
@@ -71,6 +72,10 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     refusals = record.refusals.line() if record.refusals is not None else ""
     if refusals:
         lines.append(refusals)
+    verify = getattr(record, "verify", None)
+    if verify is not None:  # -a verify=1: advertised against what answered
+        lines.append(verify.line())
+        lines.extend(verify.detail_lines())
     by_source: dict[str, int] = {}
     for attempt in record.attempts.values():
         by_source[attempt.source] = by_source.get(attempt.source, 0) + 1
@@ -127,6 +132,16 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     return lines
 
 
+def verify_progress(record: RunRecord) -> str:
+    """`` · verify 120 / 3,400 answered, ≥ 54 min left`` while verify fetches (or '')."""
+    verify = getattr(record, "verify", None)
+    if verify is None or verify.mode != "fetch" or not verify.queued:
+        return ""
+    left = verify.expected_seconds(verify.waiting)
+    eta = f", ≥ {human_duration(left)} left" if left else ""
+    return f" · verify {verify.returned:,} / {verify.queued:,} answered{eta}"
+
+
 def kinds_line(record: RunRecord) -> str:
     """The tally of all seven kinds, zeros included (SPEC §5)."""
     return " · ".join(f"{kind} {n:,}" for kind, n in record.kinds.items())
@@ -176,12 +191,13 @@ class ProgressReport:
         self.last_urls, self.last_time = urls, now
         kinds = f" · kinds: {kinds_line(record)}" if any(record.kinds.values()) else ""
         logger.info(
-            "Progress: sitemaps %d done / %d pending · %s URLs · %s URLs/s%s",
+            "Progress: sitemaps %d done / %d pending · %s URLs · %s URLs/s%s%s",
             record.sitemaps_done,
             record.sitemaps_pending,
             f"{urls:,}",
             f"{rate:,.0f}",
             kinds,
+            verify_progress(record),
         )
 
     def spider_closed(self, spider: Spider, reason: str) -> None:

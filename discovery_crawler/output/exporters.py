@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from scrapy.exporters import BaseItemExporter
 
-from discovery_crawler.items import EXTRA_FIELDS, RECORD_FIELDS, UrlBatch
+from discovery_crawler.items import CRAWL_FIELDS, EXTRA_FIELDS, RECORD_FIELDS, UrlBatch
 from discovery_crawler.output.feed_lines import _dumps, json_line, json_lines, worked_text
 from discovery_crawler.urls.normalize import twin_key
 
@@ -72,6 +72,8 @@ def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> di
         for later_stage in ("kind", "flags", "slug", "score", "change"):  # set after dedup
             if obj.get(later_stage) is None:
                 obj[later_stage] = written.get(later_stage)
+        if "via" in written and "via" not in obj:  # so was the fetch (verify, union)
+            obj.update((name, written.get(name)) for name in CRAWL_FIELDS)
         for extra in EXTRA_FIELDS:  # so are the extra fields, when the line has them
             if extra not in obj and extra in written:
                 obj[extra] = written[extra]

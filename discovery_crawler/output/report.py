@@ -464,6 +464,56 @@ def _refusals(run: dict[str, Any], max_rows: int) -> str:
     return "\n".join(out)
 
 
+def _verify(run: dict[str, Any], max_rows: int) -> str:
+    """``-a verify=1``: advertised against live, redirected, dead, refused, failed."""
+    ver = _d(run.get("verify"))
+    if not ver:
+        return '<p class="muted">Not verified (run with <code>-a verify=1</code>).</p>'
+    details = _d(ver.get("details"))
+    counts = Table(["verdict", "URLs", "details"], max_rows, {1})
+    for verdict, n in _d(ver.get("counts")).items():
+        counts.add(esc(verdict), esc(n), _badges(details.get(verdict)))
+    how = (
+        "answered by the crawl's own fetches (union mode)"
+        if ver.get("mode") == "crawl"
+        else f"asked with {esc(ver.get('method'))} (GET where a HEAD was refused)"
+    )
+    out = [
+        f'<p id="verify-advertised"><b>{esc(ver.get("advertised"))}</b> advertised URLs, '
+        f"{how}.</p>",
+        counts.html("nothing advertised"),
+    ]
+    requests = _d(ver.get("requests"))
+    if requests:
+        out.append(
+            f"<p class='muted'>Requests: {_badges(requests)} GET fallbacks: "
+            f"{_badges(ver.get('head_fallbacks')) or 'none'} · redirect hops "
+            f"{esc(ver.get('redirect_hops'))}</p>"
+        )
+    for verdict in ("redirected", "dead", "refused", "failed", "unchecked"):
+        count, items = _listed(ver.get(verdict))
+        if not count:
+            continue
+        table = Table(["URL", "status", "detail", "ended at", "chain", "reason"], max_rows, {1})
+        for item in items:
+            item = _d(item)
+            hops = [_l(hop) for hop in _l(item.get("chain"))]
+            chain = " → ".join(esc(hop[1]) for hop in hops if len(hop) == 2)
+            table.add(
+                link(item.get("url")),
+                esc(item.get("status")),
+                esc(item.get("detail")),
+                link(item.get("to")),
+                chain,
+                esc(item.get("reason")),
+                url_col=0,
+            )
+        out.append(f'<h3 data-verdict="{esc(verdict)}">{esc(verdict)} ({count:,})</h3>')
+        out.append(table.html())
+        out.append(_more(count, len(items)))
+    return "\n".join(out)
+
+
 def _kinds(run: dict[str, Any]) -> str:
     discovery = _d(run.get("discovery"))
     kinds = _d(discovery.get("kinds"))
@@ -642,6 +692,7 @@ SECTIONS = (
     ("groups", "Groups"),
     ("selection", "Selection: kept and cut"),
     ("refusals", "Refusals"),
+    ("verify", "Verify: advertised against live"),
     ("kinds", "Kinds"),
     ("robots", "Robots"),
     ("sitemaps", "Sitemap attempts"),
@@ -661,6 +712,7 @@ def render_report(
         "groups": _groups(run, max_rows),
         "selection": _selection(run, max_rows),
         "refusals": _refusals(run, max_rows),
+        "verify": _verify(run, max_rows),
         "kinds": _kinds(run),
         "robots": _robots(run, max_rows),
         "sitemaps": _sitemaps(run, max_rows),

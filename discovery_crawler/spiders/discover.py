@@ -29,6 +29,11 @@ from discovery_crawler.crawling.links import (
     crawl_settings,
     unify_site_origin,
 )
+from discovery_crawler.crawling.verify import (
+    ListedPageVerifier,
+    verify_method,
+    verify_settings,
+)
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME
 from discovery_crawler.profiles import available_profiles, load_profile
@@ -95,7 +100,7 @@ def describe_failure(failure: Failure) -> str:
     return f"{name}: {text}"
 
 
-class DiscoverSpider(LinkCrawler, SitemapSpider):
+class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
     """Discover a site's URLs from robots.txt, sitemaps and links; write an explained
     inventory.
 
@@ -106,6 +111,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
     (``pipelines/union.py``) while links are followed from the homepage, and each URL is
     marked ``sitemap_only`` (listed, never linked) or ``links_only`` (linked, in no
     sitemap). The link crawl is ``crawling.links.LinkCrawler``, shared with ``links``.
+    ``-a verify=1`` also fetches the listed pages (``crawling.verify.ListedPageVerifier``).
     """
 
     name = "discover"
@@ -134,6 +140,8 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         options = RunOptions.from_arguments(spargs, available_profiles())
         check_budget_limits(options, load_profile(options.profile))
         check_feed_formats(settings.getdict("FEEDS"))
+        if options.verify:
+            verify_method(settings)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -159,6 +167,8 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
                 pipelines = settings.getdict("ITEM_PIPELINES")
                 pipelines["discovery_crawler.pipelines.union.UnionPipeline"] = 150
                 settings.set("ITEM_PIPELINES", pipelines, priority="spider")
+            if self.options.verify:
+                verify_settings(settings, union=self.mode == "union")
             if self.mode != "sitemap":
                 crawl_settings(settings)
         elif self.mode == "auto":
@@ -187,6 +197,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         if self.mode != self.options.mode:
             self.record.note(f"profile {self.options.profile} runs mode={self.mode}")
         self.setup_link_crawl(settings, union=self.mode == "union")
+        self.setup_verify(settings, union=self.mode == "union")
 
     # -- start --------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Any]:
@@ -632,6 +643,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         if record.failure:
             self.crawler.stats.set_value("discovery/failed", record.failure)
             return
+        self.verify_finish()
         attempts = list(record.attempts.values())
         fetched = [a for a in attempts if a.status is not None]
         robots = record.robots or {}
