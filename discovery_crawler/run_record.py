@@ -93,7 +93,8 @@ class RunRecord:
         self.filtered: Counter[str] = Counter()
         self._filtered_lists: dict[str, CappedList] = {}
         self.requires_auth = CappedList(list_cap)
-        self.junk = CappedList(list_cap)
+        self.junk = CappedList(list_cap)  # flagged junk: {url, path, pattern}
+        self.junk_in_feed = True  # JUNK_IN_FEED: flagged records stay in the feed
         self.list_cap = list_cap
         self.skipped_sitemaps = CappedList(list_cap)
         self.limits: dict[str, dict[str, Any]] = {}
@@ -189,9 +190,16 @@ class RunRecord:
                 "filtered": {
                     reason: {"count": count, **self.filtered_list(reason).as_dict()}
                     for reason, count in sorted(self.filtered.items())
-                    if reason != "junk"
-                },
-                "filtered_as_junk": self.junk.as_dict(),
+                    if reason != "junk"  # listed with their patterns in flagged_as_junk
+                }
+                | (
+                    {"junk": {"count": self.filtered["junk"], "listed_in": "flagged_as_junk"}}
+                    if self.filtered["junk"]
+                    else {}
+                ),
+                # Flagged, not dropped (SPEC §7): in the feed unless JUNK_IN_FEED is off,
+                # then also counted in filtered.junk.
+                "flagged_as_junk": {**self.junk.as_dict(), "in_feed": self.junk_in_feed},
                 "requires_auth": self.requires_auth.as_dict(),
                 "limits": list(self.limits.values()),
                 "notes": self.notes,

@@ -145,6 +145,10 @@ CONCURRENT_ITEMS = 1
 # SELECTION_CAP (above) is the default cap; 0 = keep everything. -a cap/all/pages/single win.
 SELECTION_PILLAR_KEYWORDS: list[str] = []  # extra IA-pillar keywords (localized: "chi-siamo")
 SELECTION_CUT_LISTED = 100  # cut URLs listed in the crawl log, best first (count is exact)
+# Junk (SPEC §7, pipelines/junk.py): a likely-junk URL is flagged `junk` with its
+# junk_pattern and never selected; False also leaves it out of the feed (profile sample). The
+# crawl log lists it either way (discovery.flagged_as_junk).
+JUNK_IN_FEED = True
 
 # Groups and the path tree (SPEC §9, pipelines/groups.py): memory grows with the number of
 # groups and nodes, never with URLs; counts stay exact (what has no entry of its own is

@@ -52,7 +52,7 @@ def hostile_run(text: str = HOSTILE, url: str = HOSTILE_URL) -> dict[str, Any]:
             "kinds": {text: 3},
             "counts": {"discovered": 1},
             "filtered": {text: {"count": 1, "listed": 1, "items": [url]}},
-            "filtered_as_junk": {"count": 1, "items": [{"url": url, "pattern": text}]},
+            "flagged_as_junk": {"count": 1, "items": [{"url": url, "pattern": text}]},
             "requires_auth": capped,
             "malformed": {"count": 1, "items": [{"raw": text, "reason": text}]},
             "robots": {"url": url, "status": 500, "error": text},

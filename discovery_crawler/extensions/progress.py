@@ -148,11 +148,13 @@ def kinds_line(record: RunRecord) -> str:
 
 
 def junk_line(record: RunRecord, shown: int = 4) -> str:
-    """``Filtered as likely junk (16): /test/, /test1/, … (12 more)`` (SPEC §7)."""
+    """``Flagged as likely junk (16): /test/, /test1/, … (12 more)`` (SPEC §7): in the
+    inventory, never selected; the line says so when JUNK_IN_FEED leaves them out."""
     paths = [entry["path"] for entry in record.junk.items[:shown]]
     more = record.junk.count - len(paths)
     tail = f" … ({more:,} more)" if more > 0 else ""
-    return f"Filtered as likely junk ({record.junk.count:,}): {', '.join(paths)}{tail}"
+    where = "" if getattr(record, "junk_in_feed", True) else "; left out of the feed (JUNK_IN_FEED)"
+    return f"Flagged as likely junk ({record.junk.count:,}): {', '.join(paths)}{tail}{where}"
 
 
 class ProgressReport:

@@ -198,6 +198,11 @@ class Table:
         return table
 
 
+def _junk_list(discovery: dict[str, Any]) -> Any:
+    """The run's junk list: ``flagged_as_junk`` (``filtered_as_junk`` in older runs)."""
+    return discovery.get("flagged_as_junk", discovery.get("filtered_as_junk"))
+
+
 def _listed(capped: Any) -> tuple[int, list[Any]]:
     """(count, items) of a crawl-log capped list ``{"count", "listed", "items"}``."""
     capped = _d(capped)
@@ -219,11 +224,14 @@ def _header(run: dict[str, Any]) -> str:
         _int(_d(v).get("count"))
         for k, v in _d(discovery.get("filtered")).items()
         if k != "other_host"
-    ) + _int(_d(discovery.get("filtered_as_junk")).get("count"))
+    )
+    if "filtered_as_junk" in discovery:  # a run from before junk was a flag: it dropped them
+        filtered += _int(_d(discovery.get("filtered_as_junk")).get("count"))
     totals = [
         ("URLs discovered", counts.get("discovered")),
         ("found (unique)", counts.get("unique")),
         ("filtered", filtered),
+        ("flagged junk", _int(_d(_junk_list(discovery)).get("count"))),
         ("duplicates merged", counts.get("duplicates")),
         ("malformed", counts.get("malformed")),
         ("kept", _d(selection.get("kept")).get("count")),
@@ -526,7 +534,7 @@ def _kinds(run: dict[str, Any]) -> str:
     for reason, entry in _d(discovery.get("filtered")).items():
         count, items = _listed(entry)
         filtered.add(esc(reason), esc(count), _url_list(items, count))
-    junk_count, junk = _listed(discovery.get("filtered_as_junk"))
+    junk_count, junk = _listed(_junk_list(discovery))
     if junk_count:
         rows = "".join(
             f"<tr><td class='url'>{link(_d(j).get('url'))}</td><td>{esc(_d(j).get('pattern'))}"
@@ -534,7 +542,7 @@ def _kinds(run: dict[str, Any]) -> str:
             for j in junk[:MAX_ROWS]
         )
         filtered.add(
-            "junk (pattern)",
+            "flagged junk (pattern)",
             esc(junk_count),
             f"<details><summary>{min(len(junk), MAX_ROWS):,} listed</summary><table>{rows}"
             f"</table></details>",
