@@ -17,6 +17,8 @@ from discovery_crawler.urls.kinds import empty_tally
 from discovery_crawler.urls.seen import SeenSet
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from discovery_crawler.arguments import RunOptions
     from discovery_crawler.sitemaps.attempts import SitemapAttempt
 
@@ -61,6 +63,36 @@ class CappedList:
         return {"count": self.count, "listed": len(self.items), "items": self.items}
 
 
+class ReasonedList(CappedList):
+    """A ``CappedList`` of ``{"raw", "reason", …}`` items that also counts them by reason
+    (all of them, not only those listed): the crawl log's ``malformed`` and ``repaired``."""
+
+    def __init__(self, cap: int):
+        super().__init__(cap)
+        self.reasons: Counter[str] = Counter()
+
+    def append(self, item: Any) -> None:
+        super().append(item)
+        self.reasons[item.get("reason") or "unknown"] += 1
+
+    def extend(self, items: list[Any]) -> None:
+        super().extend(items)
+        self.reasons.update(item.get("reason") or "unknown" for item in items)
+
+    def add_counted(self, counts: Mapping[str, int], examples: list[Any]) -> None:
+        """Entries counted by reason elsewhere (the parser, the sitemap worker, the
+        normalizer), of which ``examples`` are listed."""
+        for reason, count in counts.items():
+            self.count += count
+            self.reasons[reason] += count
+        room = self.cap - len(self.items)
+        if room > 0:
+            self.items.extend(examples[:room])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**super().as_dict(), "reasons": dict(self.reasons.most_common())}
+
+
 class RunRecord:
     """The run's own account of itself; becomes one entry of ``_crawl-log.json#runs``."""
 
@@ -86,7 +118,10 @@ class RunRecord:
         self.counts: Counter[str] = Counter(dict.fromkeys(COUNT_KEYS, 0))
         self.other_hosts: Counter[str] = Counter()
         self.other_hosts_by_sitemap: dict[str, Counter[str]] = {}
-        self.malformed = CappedList(list_cap)
+        # Entries dropped because no URL could be read from them, and entries read other
+        # than as written (a split record, a scheme-less host): each with its reason.
+        self.malformed = ReasonedList(list_cap)
+        self.repaired = ReasonedList(list_cap)
         # Filtering (SPEC §5, §7): the kinds tally (all seven, zeros included), drops per
         # reason with capped lists, auth-walled pages kept and flagged, junk with pattern.
         self.kinds: Counter[str] = Counter(empty_tally())
@@ -186,6 +221,7 @@ class RunRecord:
                     for sitemap, hosts in self.other_hosts_by_sitemap.items()
                 },
                 "malformed": self.malformed.as_dict(),
+                "repaired": self.repaired.as_dict(),
                 "kinds": dict(self.kinds),
                 "filtered": {
                     reason: {"count": count, **self.filtered_list(reason).as_dict()}

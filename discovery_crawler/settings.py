@@ -86,7 +86,17 @@ RETRY_TIMES = 1
 # Discovery (SPEC §2, §4).
 DISCOVERY_MODE = "auto"
 DISCOVERY_BATCH_SIZE = 1_000  # URLs per item: the unit of work of every pipeline
-SITEMAP_CONVENTIONAL_PATHS = ["/sitemap.xml", "/sitemap_index.xml", "/sitemap-index.xml"]
+# Where generators put a sitemap nobody advertised, tried in this order after robots.txt's,
+# one at a time: the first that serves a sitemap ends the list (the others are the same
+# sitemap under another generator's name; each is recorded as an attempt, tried or not).
+SITEMAP_CONVENTIONAL_PATHS = [
+    "/sitemap.xml",  # Hugo, Jekyll, Next.js, MkDocs, Docusaurus, Sphinx; WordPress redirects
+    "/sitemap_index.xml",  # Yoast SEO, Rank Math
+    "/sitemap-index.xml",  # Astro, sitemap.js
+    "/wp-sitemap.xml",  # WordPress core (5.5+)
+    "/sitemap/sitemap-index.xml",  # Gatsby (gatsby-plugin-sitemap)
+    "/sitemap.txt",  # plain-text sitemaps
+]
 SITEMAP_CONCURRENCY = 4  # sitemap documents fetched at once from one host
 SITEMAP_PARSE_CONCURRENCY = 2  # documents parsed at once (each holds a window of XML)
 # Documents of this many bytes (as downloaded) or more are parsed and normalized in a worker

@@ -77,13 +77,26 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
         lines.append(verify.line())
         lines.extend(verify.detail_lines())
     by_source: dict[str, int] = {}
+    untried = 0
     for attempt in record.attempts.values():
+        if not getattr(attempt, "tried", True):
+            untried += 1
+            continue
         by_source[attempt.source] = by_source.get(attempt.source, 0) + 1
+    tried -= untried
     sources = ", ".join(f"{n} {s}" for s, n in by_source.items()) or "none"
-    lines.append(f"Sitemaps tried: {tried} ({sources}); {len(ok)} ok")
+    left_out = (
+        f"; {untried} conventional address(es) not tried (an earlier one served a sitemap)"
+        if untried
+        else ""
+    )
+    lines.append(f"Sitemaps tried: {tried} ({sources}); {len(ok)} ok{left_out}")
     if tried and not ok:
         for attempt in list(record.attempts.values())[:5]:
             lines.append(f"  {attempt.url}: {attempt.error or 'no URLs'}")
+    for attempt in record.attempts.values():
+        if attempt.ok and getattr(attempt, "note", None) and attempt.index:
+            lines.append(f"  {attempt.url}: {attempt.note}")
     filtered_total = sum(n for r, n in record.filtered.items() if r != "other_host")
     lines.append(
         f"Discovered {record.discovered:,} URLs on {site} in {record.elapsed():.1f}s"
@@ -101,6 +114,7 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
         )
     for origin, count in record.other_hosts.most_common(3):
         lines.append(f"  {count:,} URLs on {origin}, not this site (not in the inventory)")
+    lines.extend(reason_lines(record))
     if any(record.kinds.values()):  # the URL stages ran
         lines.append(f"Kinds: {kinds_line(record)}")
     filtered = {r: n for r, n in record.filtered.items() if n and r != "junk"}
@@ -140,6 +154,24 @@ def verify_progress(record: RunRecord) -> str:
     left = verify.expected_seconds(verify.waiting)
     eta = f", ≥ {human_duration(left)} left" if left else ""
     return f" · verify {verify.returned:,} / {verify.queued:,} answered{eta}"
+
+
+def reason_lines(record: RunRecord, shown: int = 3) -> list[str]:
+    """The biggest reasons entries were dropped as malformed or read other than as written
+    (both counted in full, by reason, in the crawl log)."""
+    lines = []
+    for title, found in (
+        ("Malformed", getattr(record, "malformed", None)),
+        ("Repaired", getattr(record, "repaired", None)),
+    ):
+        reasons = getattr(found, "reasons", None)
+        if not reasons:
+            continue
+        top = ", ".join(f"{reason} ({n:,})" for reason, n in reasons.most_common(shown))
+        more = len(reasons) - shown
+        tail = f"; {more} more reason(s) in the crawl log" if more > 0 else ""
+        lines.append(f"{title} ({sum(reasons.values()):,}): {top}{tail}")
+    return lines
 
 
 def kinds_line(record: RunRecord) -> str:

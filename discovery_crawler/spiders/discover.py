@@ -40,12 +40,20 @@ from discovery_crawler.profiles import available_profiles, load_profile
 from discovery_crawler.run_record import RunRecord
 from discovery_crawler.selection.paths import pillar_keywords
 from discovery_crawler.signals import urls_expected
-from discovery_crawler.sitemaps.attempts import SitemapAttempt, content_preference
+from discovery_crawler.sitemaps.attempts import SitemapAttempt, SitemapListing, content_preference
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.expected import ExpectedUrls
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
-from discovery_crawler.sitemaps.worker import ParseWorker, RunContext, WorkerFailed
-from discovery_crawler.urls.normalize import OriginCache, UrlError, host_of, origin_of, resolve
+from discovery_crawler.sitemaps.worker import ParseWorker, RunContext, WorkerFailed, split_column
+from discovery_crawler.urls.normalize import (
+    HOST_FIRST,
+    OriginCache,
+    UrlError,
+    host_first,
+    host_of,
+    origin_of,
+    resolve_location,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -58,6 +66,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 FEED_FORMATS = ("jsonl", "jsonlines", "json", "csv")
+_NO_LOCATION = "entry without a location"
 _ROBOTS_PRIORITY = 1000
 _SITEMAP_PRIORITY = 100
 _SETTINGS_IN_LOG = (
@@ -105,7 +114,8 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
     inventory.
 
     Modes (SPEC §3): ``sitemap`` walks sitemaps only; ``auto`` too, and falls back to a
-    BFS link crawl from the homepage when no sitemap yielded a URL of the site (decided
+    BFS link crawl from the homepage when no sitemap yielded a page of the site (a URL of
+    kind page or paginated: a sitemap listing only files or feeds does not count; decided
     when the walk is idle, so every batch has been through the pipelines); ``links``
     crawls links only; ``union`` does both: sitemap URLs enter the crawl at depth 1
     (``pipelines/union.py``) while links are followed from the homepage, and each URL is
@@ -132,6 +142,9 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         self._worker: ParseWorker | None = None
         self._worker_failure_said = False
         self._fell_back = False
+        # Conventional addresses still to try, one at a time: the first that serves a
+        # sitemap ends the list (the others are recorded as not tried).
+        self._conventional: list[str] | None = None
         check_budget_limits(self.options, load_profile(self.options.profile))
 
     @staticmethod
@@ -251,15 +264,16 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         return seed
 
     def spider_idle(self) -> None:
-        """``auto``: when the sitemap walk is over and found no URL of the site, crawl
+        """``auto``: when the sitemap walk is over and listed no page of the site, crawl
         links from the homepage instead (SPEC §4 step 4)."""
         record = self.record
+        pages = record.kinds["page"] + record.kinds["paginated"]
         if (
             self.mode != "auto"
             or self._fell_back
             or self.options.input_kind == "sitemap"
             or record.failure
-            or record.counts["unique"]
+            or pages
             or not record.site_origin
         ):
             return
@@ -268,9 +282,13 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
             return  # nothing answered: the site is unreachable, not sitemap-less
         self._fell_back = True
         seed = self._seed_url(self.origins.normalize(self.options.url))
-        record.note(
-            f"no sitemap yielded a URL of the site; fell back to a BFS link crawl from {seed}"
-        )
+        listed = record.counts["unique"]
+        if listed:
+            kinds = ", ".join(f"{n:,} {kind}" for kind, n in record.kinds.items() if n)
+            why = f"the sitemaps listed {listed:,} URL(s) of the site but no page ({kinds})"
+        else:
+            why = "no sitemap yielded a URL of the site"
+        record.note(f"{why}; fell back to a BFS link crawl from {seed}")
         self.crawler.stats.set_value("discovery/fallback", "links")
         self.crawler.engine.crawl(self.seed_request(seed))
         raise DontCloseSpider
@@ -334,16 +352,50 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
             self._unify_site_origin(final_origin)
 
     def _conventional_requests(self) -> Iterator[Request]:
+        """The first conventional address not yet tried; the next ones follow one at a
+        time as each fails (``_conventional_done``)."""
+        self._conventional = list(self.conventional_paths)
+        yield from self._next_conventional()
+
+    def _next_conventional(self) -> Iterator[Request]:
         site = self.record.site_origin
         assert site is not None
-        for path in self.conventional_paths:
-            request = self._sitemap_request(site + path, "conventional", None, 0)
+        queue = self._conventional or []
+        while queue:
+            request = self._sitemap_request(site + queue.pop(0), "conventional", None, 0)
             if request is not None:
                 yield request
+                return
+
+    def _conventional_done(self, attempt: SitemapAttempt) -> None:
+        """A conventional address answered: if it served a sitemap, the others are
+        recorded as not tried (they are the same sitemap under the names other
+        generators use); else the next one is requested."""
+        queue = self._conventional
+        if not queue:
+            return
+        if attempt.ok:
+            site = self.record.site_origin
+            for path in queue:
+                try:
+                    url = self.origins.normalize(f"{site}{path}")
+                except UrlError:
+                    continue  # a configured path that is no URL: never requested either
+                if url not in self._visited and url not in self.record.attempts:
+                    self.record.attempts[url] = SitemapAttempt(
+                        url,
+                        "conventional",
+                        tried=False,
+                        error=f"not tried: {attempt.url} already served a sitemap",
+                    )
+            queue.clear()
+            return
+        for request in self._next_conventional():
+            self.crawler.engine.crawl(request)
 
     # -- sitemaps -----------------------------------------------------------------------
     def _sitemap_request(
-        self, url: str, source: str, parent: str | None, depth: int
+        self, url: str, source: str, parent: str | None, depth: int, note: str | None = None
     ) -> Request | None:
         """A request for a sitemap address, or None when it was tried or is skipped."""
         record = self.record
@@ -384,11 +436,11 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         if source == "index" and site and parent:
             origin = origin_of(url)
             if origin != site and origin != origin_of(parent):
-                attempt = SitemapAttempt(url, source, parent, depth)
+                attempt = SitemapAttempt(url, source, parent, depth, note=note)
                 attempt.error = f"on another host ({origin}); the protocol forbids it, not fetched"
                 record.attempts[url] = attempt
                 return None
-        attempt = SitemapAttempt(url, source, parent, depth)
+        attempt = SitemapAttempt(url, source, parent, depth, note=note)
         record.attempts[url] = attempt
         record.sitemaps_pending += 1
         self.documents_scheduled += 1
@@ -416,6 +468,8 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         record.sitemaps_done += 1
         stats = self.crawler.stats
         stats.inc_value("discovery/sitemaps/ok" if attempt.ok else "discovery/sitemaps/failed")
+        if attempt.source == "conventional":
+            self._conventional_done(attempt)
 
     def sitemap_failed(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)
@@ -501,6 +555,7 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         self.crawler.stats.inc_value("discovery/sitemaps/worker_documents")
         base = response.url
         sent = 0  # entries yielded: an in-process re-parse skips them
+        listing = SitemapListing()
         try:
             version = self.origins.version  # the rewrites the worker is sent
             context = RunContext(
@@ -517,6 +572,14 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
                 if kind == "batches":
                     for batch in payload:
                         sent += batch.n
+                        if listing.possible is not False and batch.n:
+                            urls = batch.urls
+                            if urls.__class__ is str:
+                                first = urls[: urls.find("\x00")] if batch.n > 1 else urls
+                            else:
+                                first = urls[0]
+                            if listing.admits(first):
+                                listing.see(split_column(urls, batch.n))
                         yield UrlBatch(
                             "sitemap",
                             base,
@@ -529,32 +592,41 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
                 for raw, to in rewritten.items():
                     if len(self.origins.rewritten) < 100:
                         self.origins.rewritten.setdefault(raw, to)
-                for output in self._finish_document(response, attempt, result, too_large):
+                for output in self._finish_document(response, attempt, result, too_large, listing):
                     yield output
         except WorkerFailed as exc:
             self._worker_failed(str(exc))
-            for output in self._parse_document(response, attempt, skip=sent):
+            for output in self._parse_document(response, attempt, skip=sent, listing=listing):
                 yield output
 
     def _parse_document(
-        self, response: Response, attempt: SitemapAttempt, skip: int = 0
+        self,
+        response: Response,
+        attempt: SitemapAttempt,
+        skip: int = 0,
+        listing: SitemapListing | None = None,
     ) -> Iterator[Any]:
         base = response.url
         result = ParseResult()
         body = SitemapBody(response.body, self.max_bytes)
         too_large = None
+        if listing is None:
+            listing = SitemapListing()
         try:
-            for entries in iter_sitemap_batches(body, result, self.batch_size):
+            for entries in iter_sitemap_batches(body, result, self.batch_size, url=base):
                 if skip:  # already yielded by a worker that died
                     cut = min(skip, len(entries))
                     skip -= cut
                     entries = entries[cut:]
                     if not entries:
                         continue
+                # per batch: one endswith on a urlset that is not a list of sitemaps
+                if listing.possible is not False and listing.admits(entries[0][0]):
+                    listing.see([e[0] for e in entries])
                 yield UrlBatch("sitemap", base, entries)
         except SitemapTooLarge as exc:
             too_large = str(exc)
-        yield from self._finish_document(response, attempt, result, too_large)
+        yield from self._finish_document(response, attempt, result, too_large, listing)
 
     def _finish_document(
         self,
@@ -562,8 +634,10 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         attempt: SitemapAttempt,
         result: ParseResult,
         too_large: str | None,
+        listing: SitemapListing,
     ) -> Iterator[Any]:
         base = response.url
+        record = self.record
         if too_large is not None:
             attempt.error = (
                 f"refused: {too_large} (SITEMAP_MAX_BYTES); "
@@ -571,14 +645,34 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
             )
             self.crawler.stats.inc_value("discovery/sitemaps/too_large")
         self._fill_attempt(attempt, result, response)
-        self._expect(result.urls)
+        children = result.children
+        index_urlset = bool(listing.possible and result.format == "urlset" and too_large is None)
+        self._expect(0 if index_urlset else result.urls)
         if result.malformed_count:
-            for raw in result.malformed:
-                self.record.malformed.append(
-                    {"raw": raw, "reason": "entry without a location", "sitemap": base}
-                )
-            self.record.counts["malformed"] += result.malformed_count
-        yield from self._child_requests(result.children, base, attempt.depth + 1)
+            record.malformed.add_counted(
+                {_NO_LOCATION: result.malformed_count},
+                [{"raw": raw, "reason": _NO_LOCATION, "sitemap": base} for raw in result.malformed],
+            )
+            record.counts["malformed"] += result.malformed_count
+        if result.repairs:
+            examples = [{**example, "sitemap": base} for example in result.repair_examples]
+            record.repaired.add_counted(result.repairs, examples)
+        if index_urlset:
+            # An index written as a urlset (every location a .xml/.xml.gz): its locations
+            # are tried as child sitemaps; they stay in the inventory's counts as listed.
+            children = listing.locations
+            attempt.index = True
+            attempt.sitemaps = len(children)
+            attempt.note = (
+                f"a <urlset> whose {len(children):,} location(s) are all sitemap documents "
+                "(.xml, .xml.gz): read as an index, its locations tried as child sitemaps"
+            )
+            self.crawler.stats.inc_value("discovery/sitemaps/urlset_as_index")
+        if index_urlset:  # their locations were read (and any repair counted) as pages
+            note = "listed by a <urlset> of sitemap documents"
+            yield from self._child_requests(children, base, attempt.depth + 1, note, False)
+        else:
+            yield from self._child_requests(children, base, attempt.depth + 1)
 
     def _expect(self, urls: int) -> None:
         """Tell the per-URL tables how many URLs the walk will list (``signals``)."""
@@ -611,22 +705,40 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         if result.problem:
             self.crawler.stats.inc_value("discovery/sitemaps/recovered")
 
-    def _child_requests(self, children: list[str], base: str, depth: int) -> Iterator[Request]:
+    def _child_requests(
+        self,
+        children: list[str],
+        base: str,
+        depth: int,
+        note: str | None = None,
+        count_repairs: bool = True,
+    ) -> Iterator[Request]:
         if not children:
             return
         resolved = []
         for raw in children:
             try:
-                resolved.append(resolve(raw, base))
+                url = resolve_location(raw, base)
             except UrlError as exc:
                 self.record.malformed.append(
                     {"raw": raw[:500], "reason": exc.reason, "sitemap": base}
                 )
                 self.record.counts["malformed"] += 1
+                continue
+            stripped = raw.strip()
+            if (
+                count_repairs
+                and not stripped.startswith(("https://", "http://"))
+                and host_first(stripped, base)
+            ):
+                self.record.repaired.append(
+                    {"raw": raw[:500], "url": url, "reason": HOST_FIRST, "sitemap": base}
+                )
+            resolved.append(url)
         if self.max_documents:  # a limit may bind: admit content-like sitemaps first
             resolved.sort(key=content_preference, reverse=True)
         for url in resolved:
-            request = self._sitemap_request(url, "index", base, depth)
+            request = self._sitemap_request(url, "index", base, depth, note)
             if request is not None:
                 yield request
 
