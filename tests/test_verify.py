@@ -19,6 +19,7 @@ from discovery_crawler.arguments import ArgumentError, RunOptions
 from discovery_crawler.output.exporters import patched_record
 from discovery_crawler.output.feed_lines import json_line
 from discovery_crawler.output.report import render_report
+from discovery_crawler.settings import SITEMAP_CONVENTIONAL_PATHS
 from discovery_crawler.site_server import unpack_site
 from discovery_crawler.urls.seen import SeenSet
 from discovery_crawler.verdicts import (
@@ -421,14 +422,8 @@ def test_without_verify_no_listed_page_is_fetched(site, discover):
     result = discover(site.url("/"), settings=FAST)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.run["verify"] is None
-    assert {p for _, p, _ in site.requests} <= {
-        "/robots.txt",
-        "/sitemap_index.xml",
-        "/sitemap-a.xml",
-        "/sitemap-b.xml",
-        "/sitemap.xml",
-        "/sitemap-index.xml",
-    }
+    sitemaps = {"/robots.txt", "/sitemap_index.xml", "/sitemap-a.xml", "/sitemap-b.xml"}
+    assert {p for _, p, _ in site.requests} <= sitemaps | set(SITEMAP_CONVENTIONAL_PATHS)
 
 
 def test_verify_fetches_keep_the_host_interval(discover):
