@@ -74,9 +74,9 @@ def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> di
                 obj[later_stage] = written.get(later_stage)
         if "via" in written and "via" not in obj:  # so was the fetch (verify, union)
             obj.update((name, written.get(name)) for name in CRAWL_FIELDS)
-        for extra in EXTRA_FIELDS:  # so are the extra fields, when the line has them
-            if extra not in obj and extra in written:
-                obj[extra] = written[extra]
+        for name in EXTRA_FIELDS:  # so are the extra fields, when the line has them
+            if name not in obj and name in written:
+                obj[name] = written[name]
         _merge_sources(obj, earlier)
     if extra:
         _merge_sources(obj, extra)
