@@ -86,9 +86,8 @@ RETRY_TIMES = 1
 # Discovery (SPEC §2, §4).
 DISCOVERY_MODE = "auto"
 DISCOVERY_BATCH_SIZE = 1_000  # URLs per item: the unit of work of every pipeline
-# Where generators put a sitemap nobody advertised, tried in this order after robots.txt's,
-# one at a time: the first that serves a sitemap ends the list (the others are the same
-# sitemap under another generator's name; each is recorded as an attempt, tried or not).
+# Where generators put a sitemap nobody advertised, all tried after robots.txt's (a site may
+# keep more than one; each is recorded as an attempt).
 SITEMAP_CONVENTIONAL_PATHS = [
     "/sitemap.xml",  # Hugo, Jekyll, Next.js, MkDocs, Docusaurus, Sphinx; WordPress redirects
     "/sitemap_index.xml",  # Yoast SEO, Rank Math

@@ -84,9 +84,8 @@ CONVENTIONAL = [
 
 def test_homepage_discovery_order(site, discover):
     """robots.txt is read first; its Sitemap: lines (a relative one resolved against the
-    robots URL) are tried before the conventional addresses not yet tried, which are
-    tried one at a time: /sitemap.xml serves a sitemap, so the others are recorded as
-    attempts not tried (never requested)."""
+    robots URL) are tried before the conventional addresses not yet tried, which are all
+    tried (generators name their sitemaps differently), each an attempt."""
     server = site("discovery-order")
     o = server.origin
     # A small per-host interval sends one request at a time, so the server sees the
@@ -94,17 +93,14 @@ def test_homepage_discovery_order(site, discover):
     result = discover(o + "/", settings={"HOST_INTERVAL": 0.05})
     assert_completed(result)
     attempts = result.discovery["sitemap_attempts"]
-    assert [(a["url"], a["source"], a["tried"]) for a in attempts] == [
-        (o + "/maps/main.xml", "robots", True),
-        (o + "/maps/a.xml", "robots", True),
-        (o + "/sitemap.xml", "conventional", True),
-    ] + [(o + path, "conventional", False) for path in CONVENTIONAL[1:]]
+    assert [(a["url"], a["source"]) for a in attempts] == [
+        (o + "/maps/main.xml", "robots"),
+        (o + "/maps/a.xml", "robots"),
+    ] + [(o + path, "conventional") for path in CONVENTIONAL]
     for a in attempts:
         parent = o + "/robots.txt" if a["source"] == "robots" else None
         assert (a["parent"], a["depth"]) == (parent, 0), a
-    for a in attempts[3:]:
-        assert a["status"] is None and a["error"].startswith("not tried: " + o + "/sitemap.xml")
-    assert "5 conventional address(es) not tried" in result.stderr
+    assert all(a["status"] is not None for a in attempts)
     robots = result.discovery["robots"]
     assert robots["status"] == 200
     assert robots["sitemaps"] == [o + "/maps/main.xml", o + "/maps/a.xml"]
@@ -116,7 +112,7 @@ def test_homepage_discovery_order(site, discover):
     seen = paths(server)
     assert seen[0] == "/robots.txt"
     assert sorted(seen[1:3]) == ["/maps/a.xml", "/maps/main.xml"], seen
-    assert seen[3:] == ["/sitemap.xml"]
+    assert sorted(seen[3:]) == sorted(CONVENTIONAL)
 
 
 # -- 2. robots.txt 404 ---------------------------------------------------------------------
@@ -136,7 +132,7 @@ def test_robots_404_falls_back_to_conventional(site, discover, start):
     attempts = result.discovery["sitemap_attempts"]
     assert [(a["url"], a["source"], a["status"]) for a in attempts] == [
         (o + "/sitemap.xml", "conventional", 200)
-    ] + [(o + path, "conventional", None) for path in CONVENTIONAL[1:]]
+    ] + [(o + path, "conventional", 404) for path in CONVENTIONAL[1:]]
     assert sorted(result.urls) == [o + "/", o + "/about"]
     assert paths(server)[0] == "/robots.txt"
 
@@ -535,7 +531,6 @@ def test_html_at_sitemap_address_and_404(site, discover):
     assert "HTML" in (html["error"] or ""), html
     for name in CONVENTIONAL[1:]:
         missing = result.attempt(o + name)
-        assert missing["tried"], missing
         assert (missing["status"], missing["ok"]) == (404, False), missing
         assert "404" in (missing["error"] or ""), missing
     assert any("no sitemap yielded any URL" in w for w in result.run["warnings"])
@@ -769,9 +764,8 @@ def test_auto_falls_back_when_no_sitemap_lists_a_page(site, discover):
     ids=["gatsby", "wordpress-core", "text", "astro"],
 )
 def test_conventional_generator_paths(serve, tmp_path, discover, where):
-    """A sitemap only at a generator's own address is found: the conventional addresses
-    are tried one at a time, in order, each recorded; the first that serves a sitemap
-    ends the list and the rest are recorded as not tried, never requested."""
+    """A sitemap only at a generator's own address is found: every conventional address
+    is tried and recorded as an attempt (404 where there is none)."""
     root = tmp_path / "site"
     (root / where.rsplit("/", 1)[0].lstrip("/")).mkdir(parents=True, exist_ok=True)
     server = serve(root)
@@ -787,12 +781,50 @@ def test_conventional_generator_paths(serve, tmp_path, discover, where):
     result = discover(o + "/", "-a", "mode=sitemap")
     assert_completed(result)
     assert result.urls == [o + "/found/"]
-    at = CONVENTIONAL.index(where)
-    attempts = result.discovery["sitemap_attempts"]
-    assert [(a["url"], a["status"], a["tried"]) for a in attempts] == [
-        (o + path, 404, True) for path in CONVENTIONAL[:at]
-    ] + [(o + where, 200, True)] + [(o + path, None, False) for path in CONVENTIONAL[at + 1 :]]
-    assert paths(server) == ["/robots.txt", *CONVENTIONAL[: at + 1]]
+    attempts = {a["url"]: a["status"] for a in result.discovery["sitemap_attempts"]}
+    assert attempts == {o + path: 200 if path == where else 404 for path in CONVENTIONAL}
+    assert sorted(paths(server)) == sorted(["/robots.txt", *CONVENTIONAL])
+
+
+def test_every_conventional_address_is_read(serve, tmp_path, discover):
+    """A site with two unadvertised sitemaps under two generators' names (an old
+    /sitemap.xml beside gatsby-plugin-sitemap's index): the URLs of both are found."""
+    root = tmp_path / "site"
+    (root / "sitemap").mkdir(parents=True)
+    server = serve(root)
+    o = server.origin
+    (root / "index.html").write_text("<html><body>home</body></html>")
+    urlset = '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{}</urlset>'
+    (root / "sitemap.xml").write_text(urlset.format(f"<url><loc>{o}/old/</loc></url>"))
+    (root / "sitemap" / "sitemap-0.xml").write_text(
+        urlset.format(f"<url><loc>{o}/old/</loc></url><url><loc>{o}/new/</loc></url>")
+    )
+    (root / "sitemap" / "sitemap-index.xml").write_text(
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<sitemap><loc>{o}/sitemap/sitemap-0.xml</loc></sitemap></sitemapindex>"
+    )
+    result = discover(o + "/", "-a", "mode=sitemap")
+    assert_completed(result)
+    assert sorted(result.urls) == [o + "/new/", o + "/old/"]
+
+
+def test_a_project_site_has_its_own_folder_tried_first(serve, tmp_path, discover):
+    """A homepage under a path (a GitHub project site, https://user.github.io/project/):
+    the conventional addresses of its folder are tried before the root's."""
+    root = tmp_path / "site"
+    (root / "project").mkdir(parents=True)
+    server = serve(root)
+    o = server.origin
+    (root / "project" / "index.html").write_text("<html><body>home</body></html>")
+    (root / "project" / "sitemap.xml").write_text(
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{o}/project/guide/</loc></url></urlset>"
+    )
+    result = discover(o + "/project/", "-a", "mode=sitemap")
+    assert_completed(result)
+    assert result.urls == [o + "/project/guide/"]
+    urls = [a["url"] for a in result.discovery["sitemap_attempts"]]
+    assert urls == [o + "/project" + p for p in CONVENTIONAL] + [o + p for p in CONVENTIONAL]
 
 
 # -- 23. bad input in sitemaps: every drop and rewrite counted, by reason -------------------

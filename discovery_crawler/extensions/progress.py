@@ -77,20 +77,10 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
         lines.append(verify.line())
         lines.extend(verify.detail_lines())
     by_source: dict[str, int] = {}
-    untried = 0
     for attempt in record.attempts.values():
-        if not getattr(attempt, "tried", True):
-            untried += 1
-            continue
         by_source[attempt.source] = by_source.get(attempt.source, 0) + 1
-    tried -= untried
     sources = ", ".join(f"{n} {s}" for s, n in by_source.items()) or "none"
-    left_out = (
-        f"; {untried} conventional address(es) not tried (an earlier one served a sitemap)"
-        if untried
-        else ""
-    )
-    lines.append(f"Sitemaps tried: {tried} ({sources}); {len(ok)} ok{left_out}")
+    lines.append(f"Sitemaps tried: {tried} ({sources}); {len(ok)} ok")
     if tried and not ok:
         for attempt in list(record.attempts.values())[:5]:
             lines.append(f"  {attempt.url}: {attempt.error or 'no URLs'}")

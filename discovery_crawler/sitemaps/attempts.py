@@ -33,7 +33,6 @@ class SitemapAttempt:
     error: str | None = None  # why it yielded nothing (or stopped early)
     problem: str | None = None  # recovered trouble (malformed XML, truncated gzip)
     note: str | None = None  # how it was read when not as it says (a urlset of sitemaps)
-    tried: bool = True  # False: a conventional address left out (an earlier one worked)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)

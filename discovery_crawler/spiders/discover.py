@@ -142,9 +142,6 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         self._worker: ParseWorker | None = None
         self._worker_failure_said = False
         self._fell_back = False
-        # Conventional addresses still to try, one at a time: the first that serves a
-        # sitemap ends the list (the others are recorded as not tried).
-        self._conventional: list[str] | None = None
         check_budget_limits(self.options, load_profile(self.options.profile))
 
     @staticmethod
@@ -352,46 +349,31 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
             self._unify_site_origin(final_origin)
 
     def _conventional_requests(self) -> Iterator[Request]:
-        """The first conventional address not yet tried; the next ones follow one at a
-        time as each fails (``_conventional_done``)."""
-        self._conventional = list(self.conventional_paths)
-        yield from self._next_conventional()
+        """Every conventional address not yet tried, at once: generators name their
+        sitemaps differently and a site may have several (an old ``/sitemap.xml`` beside
+        a plugin's ``/sitemap/sitemap-index.xml``); the visited set drops repeats. A
+        homepage under a path (a project site, ``https://user.github.io/project/``) has
+        its own folder's addresses tried first."""
+        for base in self._conventional_bases():
+            for path in self.conventional_paths:
+                request = self._sitemap_request(base + path, "conventional", None, 0)
+                if request is not None:
+                    yield request
 
-    def _next_conventional(self) -> Iterator[Request]:
+    def _conventional_bases(self) -> list[str]:
+        """The homepage's folder (when it is not the root), then the site's root."""
         site = self.record.site_origin
         assert site is not None
-        queue = self._conventional or []
-        while queue:
-            request = self._sitemap_request(site + queue.pop(0), "conventional", None, 0)
-            if request is not None:
-                yield request
-                return
-
-    def _conventional_done(self, attempt: SitemapAttempt) -> None:
-        """A conventional address answered: if it served a sitemap, the others are
-        recorded as not tried (they are the same sitemap under the names other
-        generators use); else the next one is requested."""
-        queue = self._conventional
-        if not queue:
-            return
-        if attempt.ok:
-            site = self.record.site_origin
-            for path in queue:
-                try:
-                    url = self.origins.normalize(f"{site}{path}")
-                except UrlError:
-                    continue  # a configured path that is no URL: never requested either
-                if url not in self._visited and url not in self.record.attempts:
-                    self.record.attempts[url] = SitemapAttempt(
-                        url,
-                        "conventional",
-                        tried=False,
-                        error=f"not tried: {attempt.url} already served a sitemap",
-                    )
-            queue.clear()
-            return
-        for request in self._next_conventional():
-            self.crawler.engine.crawl(request)
+        bases = [site]
+        if self.options.input_kind == "homepage":
+            try:
+                start = self.origins.normalize(self.options.url)
+            except UrlError:
+                return bases
+            folder = start[len(origin_of(start)) :].rpartition("/")[0]
+            if folder:
+                bases.insert(0, site + folder)
+        return bases
 
     # -- sitemaps -----------------------------------------------------------------------
     def _sitemap_request(
@@ -468,8 +450,6 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         record.sitemaps_done += 1
         stats = self.crawler.stats
         stats.inc_value("discovery/sitemaps/ok" if attempt.ok else "discovery/sitemaps/failed")
-        if attempt.source == "conventional":
-            self._conventional_done(attempt)
 
     def sitemap_failed(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)
