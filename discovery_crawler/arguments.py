@@ -142,6 +142,12 @@ class RunOptions:
         for name in ("all", "single", "refresh_all", "junk_filter", "verify"):
             if name in args:
                 opts[name] = _flag(name, args.pop(name))
+        if opts.get("verify") and mode == "links":
+            raise ArgumentError(
+                "verify",
+                "mode=links reads no sitemap, so nothing is listed to verify; "
+                "use mode=union (its crawl answers for the listed pages) or mode=sitemap",
+            )
         if "render" in args:
             render = str(args.pop("render")).strip().lower()
             if render not in RENDER:

@@ -19,6 +19,11 @@ sitemap only — no recursion. Pure functions and a record; the ``estimate`` spi
   ``fetch_seconds`` is the top sitemap's measured download time: documents are fetched
   ``SITEMAP_CONCURRENCY`` at a time, but never faster than one per ``HOST_INTERVAL``
   from one host; ``ESTIMATE_URLS_PER_SECOND`` is the walk's processing rate.
+- **Verify** (``-a verify=1``): one request per listed URL at ``HOST_INTERVAL``, the
+  least it adds (redirects, GET fallbacks, Crawl-delay add more)::
+
+      verify_seconds = urls × HOST_INTERVAL
+
 - **Transport**: ``fetch``, or ``browser`` when robots.txt or a sitemap address tried
   answered 403 or timed out (a wall a plain client will meet again).
 """
@@ -127,6 +132,11 @@ def expected_seconds(
     return documents * per_document + urls / max(1.0, urls_per_second)
 
 
+def verify_seconds(urls: int, host_interval: float) -> float:
+    """Seconds ``-a verify=1`` adds for ``urls`` listed URLs, at the least (module doc)."""
+    return urls * max(0.0, host_interval)
+
+
 def transport_for(answers: list[tuple[str, int | None, str | None]]) -> tuple[str, str]:
     """(``fetch`` | ``browser``, reason) from (what, HTTP status, error kind) of each fetch."""
     for what, status, error in answers:
@@ -179,5 +189,10 @@ def summary_lines(estimate: dict[str, Any]) -> list[str]:
         low, high = (human_duration(s) for s in duration)
         span = low if low == high else f"{low} – {high}"
         lines.append(f"  expected duration: {span}")
+    verify = estimate.get("verify_seconds")
+    if verify is not None:
+        low, high = (human_duration(s) for s in verify)
+        span = low if low == high else f"{low} – {high}"
+        lines.append(f"  with -a verify=1: {span} more (one request per listed URL)")
     lines.append(f"  transport: {estimate['transport']} ({estimate['transport_reason']})")
     return lines

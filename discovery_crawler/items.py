@@ -91,6 +91,8 @@ class UrlBatch:
     # Union mode: flags decided when the crawl is over (``flags_for(url)``), applied by
     # the feed exporters when they finish.
     finals: Any = None
+    # Records the junk stage flagged ``junk`` (the selector skips them; 0: look at none).
+    junk: int = 0
 
     def __repr__(self) -> str:  # Scrapy logs items; never log 1,000 URLs
         count = len(self.records) or len(self.entries) or (self.columns or (0,))[0]

@@ -201,6 +201,86 @@ def _patterns(rule: Rule) -> list[_URLPattern]:
     return patterns
 
 
+# Paths whose form differs from what Protego compares (``_quote_path``) hold a character
+# outside its verbatim set, or start with "//"; the rest are compared as they are.
+_QUOTING_NEEDED = re.compile(r"[^A-Za-z0-9_.~/=\n-]|\n//")
+_VERBATIM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~/=\n-"
+_VERBATIM_CHARS = frozenset(_VERBATIM.decode()) - {"\n"}
+
+
+def _needs_quoting(text: str) -> bool:
+    """``_QUOTING_NEEDED.search(text)``, for a whole batch at memcpy speed."""
+    try:
+        data = text.encode("ascii")
+    except UnicodeEncodeError:
+        return True
+    return bool(data.translate(None, _VERBATIM)) or b"\n//" in data
+
+
+# Escapes as a normalized URL writes them: upper case, any ASCII byte but "%" (whose escape
+# Protego keeps), or a whole UTF-8 sequence (RFC 3629).
+_CONT = "%[89AB][0-9A-F]"
+_UTF8_ESCAPES = re.compile(
+    "%[0-7][0-9A-F]"
+    f"|%(?:C[2-9A-F]|D[0-9A-F]){_CONT}"
+    f"|%E0%[AB][0-9A-F]{_CONT}|%(?:E[1-9A-CEF]){_CONT}{_CONT}|%ED%[89][0-9A-F]{_CONT}"
+    f"|%F0%(?:9[0-9A-F]|[AB][0-9A-F]){_CONT}{_CONT}|%F[1-3]{_CONT}{_CONT}{_CONT}"
+    f"|%F4%8[0-9A-F]{_CONT}{_CONT}"
+)
+_SUSPECT_ESCAPE = re.compile("%")  # left once the escapes above are taken out
+_ESCAPED_RESERVED = tuple(
+    (chr(code), f"%{code:02X}")
+    for code in range(0x20, 0x7F)
+    if chr(code) not in _VERBATIM_CHARS and chr(code) != "%"
+)
+
+
+def _literal_start(pattern: str) -> str:
+    """The start every path a quoted pattern matches has, in its normalized form too: the
+    pattern's verbatim characters up to its first wildcard or escape (a quoted "=" may be
+    a "%3D" in a normalized path, so that ends it as well)."""
+    end = len(pattern)
+    for index, char in enumerate(pattern):
+        if char not in _VERBATIM_CHARS or char == "=":
+            end = index
+            break
+    return pattern[:end]
+
+
+def _quoted_paths(text: str, urls: list[str]) -> str:
+    """The newline-joined paths of ``text`` in the form Protego compares: at C speed when
+    every escape is an upper-case one of valid UTF-8 (as normalized URLs write them);
+    else the paths that differ from it are replaced by ``_quote_path`` of their URL."""
+    if text.isascii() and _SUSPECT_ESCAPE.search(_UTF8_ESCAPES.sub("", text)) is None:
+        # Protego decodes every escape but those of "/" and "%" and encodes again all but
+        # its verbatim characters, "/", "%" and "=": valid escapes come back as they were,
+        # "%3D" comes back "=", and a bare reserved character comes back escaped.
+        for char, escaped in _ESCAPED_RESERVED:  # a few memchr scans: most are absent
+            if char in text:
+                text = text.replace(char, escaped)
+        return text.replace("%3D", "=")
+    paths = text[1:].split("\n")
+    lines = set()
+    newlines = counted = 0
+    for match in _QUOTING_NEEDED.finditer(text):
+        end = match.start() + 1  # the match's first character is on its path's line
+        newlines += text.count("\n", counted, end)
+        counted = end
+        lines.add(newlines - 1)
+    for line in lines:
+        paths[line] = _quote_path(urls[line])
+    return "\n" + "\n".join(paths)
+
+
+def _pattern_regex(pattern: str) -> str:
+    """A quoted Protego pattern as a regex over a path (``*``: any run; a final ``$``: the
+    path's end), matching exactly where ``_URLPattern.match`` does."""
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+    regex = "[^\n]*".join(re.escape(part) for part in body.split("*"))
+    return regex + ("(?=\n|\\Z)" if anchored else "")
+
+
 class _Explainer:
     """The group's rules ordered as Protego orders them: longest pattern first, allow
     before disallow on a tie, file order after that."""
@@ -259,6 +339,7 @@ class RobotsPolicy:
         self.crawl_delay: float | None = None
         self.sitemaps: list[str] = []
         self._explainer: _Explainer | None = None
+        self._scan: tuple[re.Pattern[str] | None, bool] | None = None  # disallowed_many's
         if text is not None:
             self._parse(text)
 
@@ -392,6 +473,62 @@ class RobotsPolicy:
 
     def allowed(self, url: str) -> bool:
         return self.check(url)[0]
+
+    def disallowed_many(self, urls: list[str], origin: str) -> list[str | None]:
+        """For each URL of ``origin``, the rule that disallows it (``check``'s), or None.
+
+        The batch form of ``check`` for the pipeline: one regex pass over the batch's
+        paths finds the URLs a disallow pattern may match, and only those are checked (an
+        allow rule may still win). When every disallow pattern starts with a literal
+        path (``/private/``), the pass looks for those starts in the paths as they are;
+        otherwise it matches the patterns in the form Protego compares (``_quote_path``).
+        """
+        if self.outcome == FAIL_CLOSED:
+            return [self.check(url)[1] for url in urls]
+        if self.parser is None or self.group is None or not urls:
+            return [None] * len(urls)
+        scan, quoted = self._disallow_scan()
+        if scan is None:
+            return [None] * len(urls)
+        prefix = origin + "/"
+        # Every URL sorts between the least and the greatest: if both start with the
+        # origin's prefix, all do.
+        on_origin = min(urls).startswith(prefix) and max(urls).startswith(prefix)
+        text = "\n" + "\n".join(urls)
+        if text.count("\n") != len(urls) or not on_origin:
+            return [self.check(url)[1] for url in urls]  # never expected of normalized URLs
+        text = text.replace("\n" + origin, "\n")
+        if quoted and _needs_quoting(text):  # some paths are not in Protego's form
+            text = _quoted_paths(text, urls)
+        out: list[str | None] = [None] * len(urls)
+        line = counted = 0
+        for match in scan.finditer(text):
+            start = match.start()  # the newline before URL number `line`
+            line += text.count("\n", counted, start)
+            counted = start
+            out[line] = self.check(urls[line])[1]
+        return out
+
+    def _disallow_scan(self) -> tuple[re.Pattern[str] | None, bool]:
+        """``disallowed_many``'s regex, matched after each newline of the batch's paths,
+        and whether it wants the paths quoted as Protego quotes them."""
+        if self._scan is None:
+            patterns = [
+                pattern._pattern
+                for rule in self.rules
+                if rule.field == "disallow"
+                for pattern in _patterns(rule)
+            ]
+            starts = {_literal_start(p) for p in patterns}
+            if not patterns:
+                self._scan = (None, False)
+            elif all(len(start) > 1 for start in starts):
+                regex = "|".join(re.escape(start) for start in sorted(starts))
+                self._scan = (re.compile(f"\n(?:{regex})"), False)
+            else:
+                regex = "|".join(sorted({_pattern_regex(p) for p in patterns}))
+                self._scan = (re.compile(f"\n(?:{regex})"), True)
+        return self._scan
 
     def _deciding_rule(self, url: str) -> Rule | None:
         if self._explainer is None:

@@ -17,6 +17,8 @@ from discovery_crawler.urls.kinds import empty_tally
 from discovery_crawler.urls.seen import SeenSet
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from discovery_crawler.arguments import RunOptions
     from discovery_crawler.sitemaps.attempts import SitemapAttempt
 
@@ -33,6 +35,7 @@ COUNT_KEYS = (
     "twin_aliases",  # the other form seen after the record's: noted in its aliases
     "canonical_twins",  # a fetched page's canonical is its twin: recorded under the canonical
     "slash_redirects",  # a redirect that only adds or drops the slash: one record, followed
+    "robots_disallowed",  # URLs of the inventory robots.txt disallows (flagged, not fetched)
 )
 
 
@@ -63,6 +66,36 @@ class CappedList:
         return {"count": self.count, "listed": len(self.items), "items": self.items}
 
 
+class ReasonedList(CappedList):
+    """A ``CappedList`` of ``{"raw", "reason", …}`` items that also counts them by reason
+    (all of them, not only those listed): the crawl log's ``malformed`` and ``repaired``."""
+
+    def __init__(self, cap: int):
+        super().__init__(cap)
+        self.reasons: Counter[str] = Counter()
+
+    def append(self, item: Any) -> None:
+        super().append(item)
+        self.reasons[item.get("reason") or "unknown"] += 1
+
+    def extend(self, items: list[Any]) -> None:
+        super().extend(items)
+        self.reasons.update(item.get("reason") or "unknown" for item in items)
+
+    def add_counted(self, counts: Mapping[str, int], examples: list[Any]) -> None:
+        """Entries counted by reason elsewhere (the parser, the sitemap worker, the
+        normalizer), of which ``examples`` are listed."""
+        for reason, count in counts.items():
+            self.count += count
+            self.reasons[reason] += count
+        room = self.cap - len(self.items)
+        if room > 0:
+            self.items.extend(examples[:room])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**super().as_dict(), "reasons": dict(self.reasons.most_common())}
+
+
 class RunRecord:
     """The run's own account of itself; becomes one entry of ``_crawl-log.json#runs``."""
 
@@ -88,14 +121,18 @@ class RunRecord:
         self.counts: Counter[str] = Counter(dict.fromkeys(COUNT_KEYS, 0))
         self.other_hosts: Counter[str] = Counter()
         self.other_hosts_by_sitemap: dict[str, Counter[str]] = {}
-        self.malformed = CappedList(list_cap)
+        # Entries dropped because no URL could be read from them, and entries read other
+        # than as written (a split record, a scheme-less host): each with its reason.
+        self.malformed = ReasonedList(list_cap)
+        self.repaired = ReasonedList(list_cap)
         # Filtering (SPEC §5, §7): the kinds tally (all seven, zeros included), drops per
         # reason with capped lists, auth-walled pages kept and flagged, junk with pattern.
         self.kinds: Counter[str] = Counter(empty_tally())
         self.filtered: Counter[str] = Counter()
         self._filtered_lists: dict[str, CappedList] = {}
         self.requires_auth = CappedList(list_cap)
-        self.junk = CappedList(list_cap)
+        self.junk = CappedList(list_cap)  # flagged junk: {url, path, pattern}
+        self.junk_in_feed = True  # JUNK_IN_FEED: flagged records stay in the feed
         self.list_cap = list_cap
         self.skipped_sitemaps = CappedList(list_cap)
         self.limits: dict[str, dict[str, Any]] = {}
@@ -108,6 +145,7 @@ class RunRecord:
         self.crawl: Any = None  # the link crawl's account (crawling.account.CrawlAccount)
         self.changes: Any = None  # output.state.Changes: new/removed/changed since last run
         self.report_path: Any = None  # where report.html goes (pipelines/crawl_log.py), if on
+        self.verify: Any = None  # verdicts.VerifyTally, when -a verify=1
 
     def start_judging(self, reason: str | None = None) -> bool:
         """Note the finish reason; True the first time only (the run is judged once)."""
@@ -186,19 +224,28 @@ class RunRecord:
                     for sitemap, hosts in self.other_hosts_by_sitemap.items()
                 },
                 "malformed": self.malformed.as_dict(),
+                "repaired": self.repaired.as_dict(),
                 "kinds": dict(self.kinds),
                 "filtered": {
                     reason: {"count": count, **self.filtered_list(reason).as_dict()}
                     for reason, count in sorted(self.filtered.items())
-                    if reason != "junk"
-                },
-                "filtered_as_junk": self.junk.as_dict(),
+                    if reason != "junk"  # listed with their patterns in flagged_as_junk
+                }
+                | (
+                    {"junk": {"count": self.filtered["junk"], "listed_in": "flagged_as_junk"}}
+                    if self.filtered["junk"]
+                    else {}
+                ),
+                # Flagged, not dropped (SPEC §7): in the feed unless JUNK_IN_FEED is off,
+                # then also counted in filtered.junk.
+                "flagged_as_junk": {**self.junk.as_dict(), "in_feed": self.junk_in_feed},
                 "requires_auth": self.requires_auth.as_dict(),
                 "limits": list(self.limits.values()),
                 "notes": self.notes,
                 **({"crawl": self.crawl.as_dict()} if self.crawl is not None else {}),
             },
             "refusals": self.refusals.as_dict() if self.refusals is not None else None,
+            "verify": self.verify.as_dict() if self.verify is not None else None,
             "throttle": self.throttle.as_dict() if self.throttle is not None else None,
             "selection": self.selection.as_dict() if self.selection is not None else None,
             "groups": self.groups.as_dict(self.list_cap) if self.groups is not None else None,

@@ -31,6 +31,7 @@ ITEM_PIPELINES = {
     "discovery_crawler.pipelines.normalize.NormalizePipeline": 100,
     "discovery_crawler.pipelines.dedup.DedupPipeline": 200,
     "discovery_crawler.pipelines.filter.FilterPipeline": 300,
+    "discovery_crawler.pipelines.robots_verdict.RobotsVerdictPipeline": 350,
     "discovery_crawler.pipelines.junk.JunkFilterPipeline": 400,
     "discovery_crawler.pipelines.score.ScorePipeline": 500,
     "discovery_crawler.pipelines.slug.SlugPipeline": 600,
@@ -85,7 +86,16 @@ RETRY_TIMES = 1
 # Discovery (SPEC §2, §4).
 DISCOVERY_MODE = "auto"
 DISCOVERY_BATCH_SIZE = 1_000  # URLs per item: the unit of work of every pipeline
-SITEMAP_CONVENTIONAL_PATHS = ["/sitemap.xml", "/sitemap_index.xml", "/sitemap-index.xml"]
+# Where generators put a sitemap nobody advertised, all tried after robots.txt's (a site may
+# keep more than one; each is recorded as an attempt).
+SITEMAP_CONVENTIONAL_PATHS = [
+    "/sitemap.xml",  # Hugo, Jekyll, Next.js, MkDocs, Docusaurus, Sphinx; WordPress redirects
+    "/sitemap_index.xml",  # Yoast SEO, Rank Math
+    "/sitemap-index.xml",  # Astro, sitemap.js
+    "/wp-sitemap.xml",  # WordPress core (5.5+)
+    "/sitemap/sitemap-index.xml",  # Gatsby (gatsby-plugin-sitemap)
+    "/sitemap.txt",  # plain-text sitemaps
+]
 SITEMAP_CONCURRENCY = 4  # sitemap documents fetched at once from one host
 SITEMAP_PARSE_CONCURRENCY = 2  # documents parsed at once (each holds a window of XML)
 # Documents of this many bytes (as downloaded) or more are parsed and normalized in a worker
@@ -122,6 +132,11 @@ SELECTION_CAP = 5
 SSRF_GUARD_ENABLED = False
 ROBOTS_FAIL_CLOSED = True  # robots.txt 5xx/429/timeout/unreachable blocks the origin
 
+# -a verify=1 (SPEC §3, crawling/verify.py): how each sitemap-listed page is asked. HEAD
+# (GET where a HEAD is refused or answered as GET would not be), or GET for every page (it
+# also sees <meta http-equiv=refresh> and block pages; reads up to PAGE_MAX_BYTES).
+VERIFY_METHOD = "HEAD"
+
 # Refusals (SPEC §11) and rendering (SPEC §3 render).
 REFUSALS_ENABLED = True
 REFUSALS_IDENTICAL_URLS = 3  # distinct URLs with byte-identical bodies before a warning
@@ -139,6 +154,10 @@ CONCURRENT_ITEMS = 1
 # SELECTION_CAP (above) is the default cap; 0 = keep everything. -a cap/all/pages/single win.
 SELECTION_PILLAR_KEYWORDS: list[str] = []  # extra IA-pillar keywords (localized: "chi-siamo")
 SELECTION_CUT_LISTED = 100  # cut URLs listed in the crawl log, best first (count is exact)
+# Junk (SPEC §7, pipelines/junk.py): a likely-junk URL is flagged `junk` with its
+# junk_pattern and never selected; False also leaves it out of the feed (profile sample). The
+# crawl log lists it either way (discovery.flagged_as_junk).
+JUNK_IN_FEED = True
 
 # Groups and the path tree (SPEC §9, pipelines/groups.py): memory grows with the number of
 # groups and nodes, never with URLs; counts stay exact (what has no entry of its own is

@@ -92,6 +92,8 @@ def test_valid_arguments_are_parsed():
         ({"url": "https://x.com", "render": "sometimes"}, "render"),
         ({"url": "https://x.com", "out": " "}, "out"),
         ({"url": "https://x.com", "colour": "blue"}, "colour"),
+        ({"url": "https://x.com", "verify": "yes please"}, "verify"),
+        ({"url": "https://x.com", "verify": "1", "mode": "links"}, "verify"),
     ],
 )
 def test_bad_arguments_name_the_argument(args, name):
@@ -108,6 +110,8 @@ def test_bad_arguments_name_the_argument(args, name):
         (["-a", "url=https://x.com", "-a", "mode=bogus"], "expected one of auto, sitemap"),
         (["-a", "url=https://x.com", "-a", "profile=nope"], "default, massive, polite"),
         (["-a", "url=https://x.com", "-O", "out.xml"], "format 'xml' is not supported"),
+        (["-a", "url=https://x.com", "-a", "verify=1", "-a", "mode=links"], "mode=links reads"),
+        (["-a", "url=https://x.com", "-a", "verify=1", "-s", "VERIFY_METHOD=PUT"], "HEAD or"),
     ],
 )
 def test_cli_bad_argument_one_line_exit_2(args, expected, tmp_path):

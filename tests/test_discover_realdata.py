@@ -47,7 +47,6 @@ def test_real_sitemap_exact_count(serve, discover, folder, path, expected):
     assert counts["unique"] == expected
     filtered = result.discovery["filtered"]
     dropped = sum(v["count"] for r, v in filtered.items() if r != "other_host")
-    dropped += result.discovery["filtered_as_junk"]["count"]
     assert len(result.records) == counts["discovered"] == expected - dropped
     assert len(set(result.urls)) == len(result.records)
     assert all(a["ok"] for a in result.discovery["sitemap_attempts"] if a["status"] == 200)
@@ -156,3 +155,17 @@ def test_profile_limits_bind_and_say_so(serve, discover):
         server.url("/sitemap-1.xml.gz"), "-a", "profile=sample", settings={"SITEMAP_MAX_URLS": 500}
     )
     assert override.discovery["counts"]["unique"] == 500
+
+
+def test_refinebio_records_are_not_junk(serve, discover, tmp_path):
+    """refine.bio's 36,005 experiments: records whose titles end in "young and old" or are
+    named "test" / "test1111" are real pages — kept with no flag, in both sitemaps."""
+    server = serve(realdata("sitemaps", "sitemapjs-refinebio"))
+    for name in ("sitemap-1.xml.gz", "sitemap-2.xml.gz"):
+        result = discover(server.url(f"/{name}"), out=tmp_path / name)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert result.discovery["flagged_as_junk"]["count"] == 0
+        assert not [r for r in result.records if r["flags"] or "junk_pattern" in r]
+        assert "likely junk" not in result.stderr
+    by_path = {r["url"].split("/", 3)[3]: r for r in result.records}
+    assert by_path["experiments/SRP149025/test1111"]["kind"] == "page"

@@ -47,7 +47,7 @@ def test_disallowed_sitemap_is_listed_with_its_rule(server, discover):  # noqa: 
     assert disallowed["count"] == 1
     assert disallowed["items"][0]["rule"] == "Disallow: /private/"
     assert sorted(result.urls) == [srv.origin + "/a/", srv.origin + "/b/"]
-    assert "Disallowed by robots.txt (1)" in result.stderr
+    assert "Disallowed by robots.txt, not fetched (1)" in result.stderr
 
 
 def test_sitemap_input_reads_no_robots(server, discover):  # noqa: F811

@@ -72,9 +72,20 @@ def gzip_file(path: Path, data: bytes) -> None:
 
 
 # -- 1. discovery order for a homepage -------------------------------------------------------
+CONVENTIONAL = [
+    "/sitemap.xml",
+    "/sitemap_index.xml",
+    "/sitemap-index.xml",
+    "/wp-sitemap.xml",
+    "/sitemap/sitemap-index.xml",
+    "/sitemap.txt",
+]
+
+
 def test_homepage_discovery_order(site, discover):
     """robots.txt is read first; its Sitemap: lines (a relative one resolved against the
-    robots URL) are tried before the conventional addresses not yet tried."""
+    robots URL) are tried before the conventional addresses not yet tried, which are all
+    tried (generators name their sitemaps differently), each an attempt."""
     server = site("discovery-order")
     o = server.origin
     # A small per-host interval sends one request at a time, so the server sees the
@@ -85,13 +96,11 @@ def test_homepage_discovery_order(site, discover):
     assert [(a["url"], a["source"]) for a in attempts] == [
         (o + "/maps/main.xml", "robots"),
         (o + "/maps/a.xml", "robots"),
-        (o + "/sitemap.xml", "conventional"),
-        (o + "/sitemap_index.xml", "conventional"),
-        (o + "/sitemap-index.xml", "conventional"),
-    ]
+    ] + [(o + path, "conventional") for path in CONVENTIONAL]
     for a in attempts:
         parent = o + "/robots.txt" if a["source"] == "robots" else None
         assert (a["parent"], a["depth"]) == (parent, 0), a
+    assert all(a["status"] is not None for a in attempts)
     robots = result.discovery["robots"]
     assert robots["status"] == 200
     assert robots["sitemaps"] == [o + "/maps/main.xml", o + "/maps/a.xml"]
@@ -103,7 +112,7 @@ def test_homepage_discovery_order(site, discover):
     seen = paths(server)
     assert seen[0] == "/robots.txt"
     assert sorted(seen[1:3]) == ["/maps/a.xml", "/maps/main.xml"], seen
-    assert sorted(seen[3:]) == ["/sitemap-index.xml", "/sitemap.xml", "/sitemap_index.xml"]
+    assert sorted(seen[3:]) == sorted(CONVENTIONAL)
 
 
 # -- 2. robots.txt 404 ---------------------------------------------------------------------
@@ -122,10 +131,8 @@ def test_robots_404_falls_back_to_conventional(site, discover, start):
     assert robots["sitemaps"] == []
     attempts = result.discovery["sitemap_attempts"]
     assert [(a["url"], a["source"], a["status"]) for a in attempts] == [
-        (o + "/sitemap.xml", "conventional", 200),
-        (o + "/sitemap_index.xml", "conventional", 404),
-        (o + "/sitemap-index.xml", "conventional", 404),
-    ]
+        (o + "/sitemap.xml", "conventional", 200)
+    ] + [(o + path, "conventional", 404) for path in CONVENTIONAL[1:]]
     assert sorted(result.urls) == [o + "/", o + "/about"]
     assert paths(server)[0] == "/robots.txt"
 
@@ -512,17 +519,18 @@ def test_other_host_urls_counted_not_kept(site, discover):
 # -- 16. not a sitemap, and missing ones ---------------------------------------------------
 def test_html_at_sitemap_address_and_404(site, discover):
     """A 200 HTML page at /sitemap.xml is an attempt with ok false and an error saying
-    HTML; the missing conventional addresses are attempts with status 404."""
+    HTML (so the next conventional address is tried); the missing conventional addresses
+    are attempts with status 404, every one of them tried."""
     server = site("not-a-sitemap")
     o = server.origin
     result = discover(o + "/")
     assert_completed(result)
     assert all(r["via"] in ("seed", "link") for r in result.records)  # the BFS fallback only
-    html = result.attempt("/sitemap.xml")
+    html = result.attempt(o + "/sitemap.xml")
     assert (html["status"], html["ok"], html["urls"]) == (200, False, 0)
     assert "HTML" in (html["error"] or ""), html
-    for name in ("/sitemap_index.xml", "/sitemap-index.xml"):
-        missing = result.attempt(name)
+    for name in CONVENTIONAL[1:]:
+        missing = result.attempt(o + name)
         assert (missing["status"], missing["ok"]) == (404, False), missing
         assert "404" in (missing["error"] or ""), missing
     assert any("no sitemap yielded any URL" in w for w in result.run["warnings"])
@@ -685,3 +693,230 @@ def test_progress_lines_and_summary(site, discover):
     crawl_log = result.out / "_crawl-log.json"
     assert f"Crawl log: {crawl_log}" in result.stderr
     assert "Sitemaps tried: 7 (1 input, 6 index); 7 ok" in result.stderr
+
+
+# -- 22. lenient discovery: a urlset of sitemaps, generator paths, the page fallback -------
+WORKER = {"SITEMAP_WORKER_MIN_BYTES": 1}  # every document parsed in the sitemap worker
+
+
+@pytest.mark.parametrize("settings", [{}, WORKER], ids=["in-process", "worker"])
+def test_urlset_listing_sitemaps_is_followed_like_an_index(site, discover, settings):
+    """A <urlset> whose every location is a .xml/.xml.gz is an index in disguise: each is
+    tried as a child sitemap (source index, parent the urlset, a note saying why), those
+    that parse as sitemaps give their pages, the one that does not is an attempt with the
+    reason; the .xml URLs stay counted in the crawl log (kind asset). A normal urlset
+    listing one .xml beside a page is not followed (its feed.xml is never requested)."""
+    server = site("urlset-of-sitemaps")
+    o = server.origin
+    gzip_file(
+        server.root / "sitemaps" / "posts.xml.gz",
+        (server.root / "sitemaps" / "posts.xml").read_bytes(),
+    )
+    result = discover(o + "/", "-a", "mode=sitemap", settings=settings)
+    assert_completed(result)
+    assert sorted(result.urls) == [o + "/a/", o + "/b/", o + "/c/", o + "/post-1/"]
+    parent = result.attempt(o + "/sitemap.xml")
+    assert (parent["format"], parent["index"], parent["sitemaps"]) == ("urlset", True, 3)
+    assert "read as an index" in parent["note"], parent
+    children = [
+        a for a in result.discovery["sitemap_attempts"] if a["parent"] == o + "/sitemap.xml"
+    ]
+    assert sorted(a["url"] for a in children) == [
+        o + "/sitemaps/data.xml",
+        o + "/sitemaps/pages.xml",
+        o + "/sitemaps/posts.xml.gz",
+    ]
+    for child in children:
+        assert child["source"] == "index" and child["depth"] == 1, child
+        assert "listed by a <urlset> of sitemap documents" in child["note"], child
+    ok = {a["url"]: a["ok"] for a in children}
+    assert ok == {
+        o + "/sitemaps/pages.xml": True,
+        o + "/sitemaps/posts.xml.gz": True,
+        o + "/sitemaps/data.xml": False,
+    }
+    assert "no <loc>" in result.attempt(o + "/sitemaps/data.xml")["error"]
+    assert result.discovery["kinds"]["asset"] == 4  # the three children and /feed.xml
+    assert result.discovery["filtered"]["asset"]["count"] == 4
+    assert "/feed.xml" not in paths(server)
+    assert result.attempt(o + "/normal.xml")["index"] is False
+
+
+def test_auto_falls_back_when_no_sitemap_lists_a_page(site, discover):
+    """``auto``: sitemaps that list only files (two .xml exports, tried as sitemaps and
+    failing, and a PDF) yield no page, so the BFS link crawl runs, with a note saying why."""
+    server = site("only-files")
+    o = server.origin
+    result = discover(o + "/")
+    assert_completed(result)
+    kinds = result.discovery["kinds"]
+    assert (kinds["asset"], kinds["document"]) == (2, 1)  # what the sitemaps listed
+    assert kinds["page"] == 2  # what the link crawl found
+    assert {o + "/", o + "/about/"} <= set(result.urls)
+    note = next(n for n in result.discovery["notes"] if "fell back" in n)
+    assert "listed 3 URL(s) of the site but no page (2 asset, 1 document)" in note, note
+    assert result.attempt(o + "/exports/a.xml")["ok"] is False  # tried as a sitemap
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["/sitemap/sitemap-index.xml", "/wp-sitemap.xml", "/sitemap.txt", "/sitemap-index.xml"],
+    ids=["gatsby", "wordpress-core", "text", "astro"],
+)
+def test_conventional_generator_paths(serve, tmp_path, discover, where):
+    """A sitemap only at a generator's own address is found: every conventional address
+    is tried and recorded as an attempt (404 where there is none)."""
+    root = tmp_path / "site"
+    (root / where.rsplit("/", 1)[0].lstrip("/")).mkdir(parents=True, exist_ok=True)
+    server = serve(root)
+    o = server.origin
+    (root / "index.html").write_text("<html><body>home</body></html>")
+    if where.endswith(".txt"):
+        (root / "sitemap.txt").write_text(f"{o}/found/\n")
+    else:
+        (root / where.lstrip("/")).write_text(
+            f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<url><loc>{o}/found/</loc></url></urlset>"
+        )
+    result = discover(o + "/", "-a", "mode=sitemap")
+    assert_completed(result)
+    assert result.urls == [o + "/found/"]
+    attempts = {a["url"]: a["status"] for a in result.discovery["sitemap_attempts"]}
+    assert attempts == {o + path: 200 if path == where else 404 for path in CONVENTIONAL}
+    assert sorted(paths(server)) == sorted(["/robots.txt", *CONVENTIONAL])
+
+
+def test_every_conventional_address_is_read(serve, tmp_path, discover):
+    """A site with two unadvertised sitemaps under two generators' names (an old
+    /sitemap.xml beside gatsby-plugin-sitemap's index): the URLs of both are found."""
+    root = tmp_path / "site"
+    (root / "sitemap").mkdir(parents=True)
+    server = serve(root)
+    o = server.origin
+    (root / "index.html").write_text("<html><body>home</body></html>")
+    urlset = '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{}</urlset>'
+    (root / "sitemap.xml").write_text(urlset.format(f"<url><loc>{o}/old/</loc></url>"))
+    (root / "sitemap" / "sitemap-0.xml").write_text(
+        urlset.format(f"<url><loc>{o}/old/</loc></url><url><loc>{o}/new/</loc></url>")
+    )
+    (root / "sitemap" / "sitemap-index.xml").write_text(
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<sitemap><loc>{o}/sitemap/sitemap-0.xml</loc></sitemap></sitemapindex>"
+    )
+    result = discover(o + "/", "-a", "mode=sitemap")
+    assert_completed(result)
+    assert sorted(result.urls) == [o + "/new/", o + "/old/"]
+
+
+def test_a_project_site_has_its_own_folder_tried_first(serve, tmp_path, discover):
+    """A homepage under a path (a GitHub project site, https://user.github.io/project/):
+    the conventional addresses of its folder are tried before the root's."""
+    root = tmp_path / "site"
+    (root / "project").mkdir(parents=True)
+    server = serve(root)
+    o = server.origin
+    (root / "project" / "index.html").write_text("<html><body>home</body></html>")
+    (root / "project" / "sitemap.xml").write_text(
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{o}/project/guide/</loc></url></urlset>"
+    )
+    result = discover(o + "/project/", "-a", "mode=sitemap")
+    assert_completed(result)
+    assert result.urls == [o + "/project/guide/"]
+    urls = [a["url"] for a in result.discovery["sitemap_attempts"]]
+    assert urls == [o + "/project" + p for p in CONVENTIONAL] + [o + p for p in CONVENTIONAL]
+
+
+# -- 23. bad input in sitemaps: every drop and rewrite counted, by reason -------------------
+@pytest.mark.parametrize("settings", [{}, WORKER], ids=["in-process", "worker"])
+def test_bad_sitemap_input_counted_by_reason(serve, tmp_path, discover, settings):
+    """Scheme-less locations naming a host (XML and text), a host with an empty label,
+    several <loc> in one <url>, a feed's <image><url> and a broken XML declaration: each
+    read as README says, each drop or rewrite counted by reason in the crawl log
+    (``malformed.reasons``, ``repaired.reasons``), the big ones named in the summary, and
+    the broken declaration recorded as the attempt's problem — in-process and in the
+    sitemap worker alike."""
+    root = tmp_path / "site"
+    root.mkdir()
+    server = serve(root)
+    o = server.origin
+    host = o.removeprefix("http://")
+    ns = "http://www.sitemaps.org/schemas/sitemap/0.9"
+    names = ["sitemap.xml", "urls.txt", "feed.xml", "broken.xml", "index.xml"]
+    (root / "robots.txt").write_text(
+        "User-agent: *\nDisallow:\n" + "".join(f"Sitemap: {o}/{n}\n" for n in names)
+    )
+    (root / "sitemap.xml").write_text(
+        f'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="{ns}">'
+        f"<url><loc>{host}/scheme-less</loc></url>"
+        "<url><loc>www.example.com/</loc></url>"
+        "<url><loc>page.html</loc></url><url><loc>blog/post</loc></url>"
+        "<url><loc>http://.example.com/x</loc></url><url><loc>http://a..b/y</loc></url>"
+        f"<url><loc>{o}/one</loc><lastmod>2024-01-01</lastmod>"
+        f"<loc>{o}/two</loc><lastmod>2024-02-02</lastmod></url>"
+        "</urlset>"
+    )
+    (root / "urls.txt").write_text(f"{host}/from-text\nexample.com/x\nnot a url\n")
+    (root / "index.xml").write_text(
+        f'<sitemapindex xmlns="{ns}"><sitemap><loc>{host}/child.xml</loc></sitemap></sitemapindex>'
+    )
+    (root / "child.xml").write_text(
+        f'<urlset xmlns="{ns}"><url><loc>{o}/from-child</loc></url></urlset>'
+    )
+    (root / "feed.xml").write_text(
+        f'<rss version="2.0"><channel><title>t</title><link>{o}/</link><image>'
+        f"<url>{o}/icon.png</url><title>t</title><link>{o}/</link></image>"
+        f'<item><link>{o}/post/</link><guid isPermaLink="false">{o}/?p=1</guid></item>'
+        "</channel></rss>"
+    )
+    (root / "broken.xml").write_text(
+        f'<?xml version=1.0" encoding="UTF-8"?><urlset xmlns="{ns}">'
+        f"<url><loc>{o}/after-broken-declaration</loc></url></urlset>"
+    )
+    result = discover(o + "/", "-a", "mode=sitemap", settings=settings)
+    assert_completed(result)
+    assert sorted(result.urls) == sorted(
+        o + p
+        for p in (
+            "/scheme-less",
+            "/page.html",
+            "/blog/post",
+            "/one",
+            "/two",
+            "/from-text",
+            "/post/",
+            "/after-broken-declaration",
+            "/from-child",
+        )
+    )
+    records = by_url(result.records)
+    assert (records[o + "/one"]["lastmod"], records[o + "/two"]["lastmod"]) == (
+        "2024-01-01",
+        "2024-02-02",
+    )
+    discovery = result.discovery
+    assert discovery["other_hosts"] == {"http://www.example.com": 1, "http://example.com": 1}
+    repaired = discovery["repaired"]
+    host_first = "a location without a scheme that names a host: read as that host"
+    several = "several <loc> in one <url> or <sitemap>: each read as its own entry"
+    assert repaired["reasons"] == {host_first: 5, several: 1}, repaired
+    assert repaired["count"] == 6
+    assert {item["raw"] for item in repaired["items"] if item["reason"] == host_first} == {
+        f"{host}/scheme-less",
+        "www.example.com/",
+        f"{host}/from-text",
+        "example.com/x",
+        f"{host}/child.xml",  # an index's child
+    }
+    assert result.attempt(o + "/child.xml")["ok"]
+    malformed = discovery["malformed"]
+    assert malformed["reasons"] == {"empty label in the host": 2, "entry without a location": 1}
+    assert discovery["counts"]["malformed"] == 3
+    assert result.attempt(o + "/feed.xml")["urls"] == 1  # the item, not the channel's icon
+    assert o + "/icon.png" not in result.urls
+    broken = result.attempt(o + "/broken.xml")
+    assert broken["problem"] and "malformed XML" in broken["problem"], broken
+    assert "Repaired (6): " + host_first + " (5), " + several + " (1)" in result.stderr
+    assert "Malformed (3): empty label in the host (2), entry without a location (1)" in (
+        result.stderr
+    )

@@ -30,10 +30,12 @@ def test_default_selection_summary_feed_and_crawl_log(serve, discover):
         "Cut (29 pages, all=1 to lift): /blog/post-23/, /blog/post-22/, /blog/post-21/, "
         "/blog/post-20/, …",
     ]
-    assert lines.index("Filtered as likely junk (3): /test/, /sample-page/, /holiday1/") < start
-    # every feed record carries its score, after slug
+    assert lines.index("Flagged as likely junk (3): /test/, /sample-page/, /holiday1/") < start
+    # every feed record carries its score, after slug — junk too: scored, never selected
     by_url = {r["url"]: r for r in result.records}
     assert all(isinstance(r["score"], int) for r in result.records)
+    junk = [r for r in result.records if r["flags"] == ["junk"]]
+    assert [r["junk_pattern"] for r in junk] == ["test", "sample-page", "holiday-number"]
     assert list(by_url[f"{SITE}/about"])[-3:] == ["slug", "score", "change"]
     assert by_url[f"{SITE}/about"]["score"] == 7
     assert by_url[f"{SITE}/"]["score"] == 14  # home 10 + priority 1.0 → 4
@@ -43,6 +45,9 @@ def test_default_selection_summary_feed_and_crawl_log(serve, discover):
     assert (sel["cap"], sel["cap_source"], sel["mode"]) == (5, "default", "cap")
     assert sel["kept"]["count"] == 5 and sel["cut"]["count"] == 29
     assert sel["candidates"] == 34 and sel["not_pages"] == 1  # the PDF is no page
+    assert sel["junk"] == 3
+    listed = {c["url"] for c in (*sel["kept"]["items"], *sel["cut"]["items"])}
+    assert not listed & {r["url"] for r in junk}
     about = next(k for k in sel["kept"]["items"] if k["url"] == f"{SITE}/about")
     assert about == {
         "url": f"{SITE}/about",
@@ -67,9 +72,9 @@ def test_default_selection_summary_feed_and_crawl_log(serve, discover):
     assert sel["templates"] == ["home", "pillar", "article", "listing", "form"]
     assert sel["warnings"] == [] and sel["errors"] == []
     scores = sel["scores"]
-    assert scores["count"] == 35 == len(scores["items"])
+    assert scores["count"] == 38 == len(scores["items"])
     assert len(scores["rules"]) == 9 and scores["rules"][0]["rule"] == "home"
-    assert sum(scores["totals"].values()) == 35
+    assert sum(scores["totals"].values()) == 38
     assert all(
         s["score"] == sum(p for _, p in s["breakdown"]) == by_url[s["url"]]["score"]
         for s in scores["items"]

@@ -201,6 +201,9 @@ def test_estimate_is_quick_at_the_default_interval(server, tmp_path):
     assert data is not None and data["sub_sitemaps"] == 531
     assert data["elapsed_seconds"] < 1.5, data["elapsed_seconds"]
     assert data["duration_basis"]["HOST_INTERVAL"] == 1.0
+    # -a verify=1 would add one request per listed URL at the crawl's interval
+    assert data["verify_seconds"] == [531_000.0, 26_550_000.0]
+    assert "with -a verify=1: 147.5 h – 7375.0 h more" in proc.stdout
     print(f"estimate at the default interval: {wall:.2f} s wall")
 
 

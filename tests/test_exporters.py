@@ -32,6 +32,7 @@ from discovery_crawler.output.exporters import (
     JsonLinesExporter,
     json_line,
     json_lines,
+    patched_record,
 )
 from discovery_crawler.urls.seen import SeenSet
 
@@ -393,3 +394,25 @@ def test_extra_fields_follow_the_stage_fields_and_survive_the_rewrite(ext, tmp_p
         assert list(first) == [*listed, *EXTRA_FIELDS]
         assert {name: first[name] for name in EXTRA_FIELDS} == EXTRAS
         assert list(second) == listed
+
+
+def test_an_upgraded_record_keeps_its_extra_fields_and_its_sources():
+    """A line written for an hreflang alternate (with extra fields), then listed as a <loc>
+    by two sitemaps: the upgrade keeps the extra fields and merges every source — each a
+    URL, never the letters of a field's name."""
+    url = "https://example.com/a"
+    seen = SeenSet()
+    seen.add(url)
+    written = rec(url, source="alternate", kind="page", live=True, redirected_to=url + "/")
+    listed = rec(url, sitemap="https://example.com/s2.xml", lastmod="2024-01-01")
+    seen.upgrade(url, listed)
+    seen.add_source(url, "https://example.com/s3.xml")
+    obj = patched_record(json.loads(json_line(written)), seen)
+    assert obj is not None
+    assert obj["source"] == "sitemap" and obj["lastmod"] == "2024-01-01"
+    assert (obj["live"], obj["redirected_to"]) == (True, url + "/")
+    assert set(obj["sources"]) == {
+        SITEMAP,
+        "https://example.com/s2.xml",
+        "https://example.com/s3.xml",
+    }

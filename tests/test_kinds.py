@@ -13,7 +13,9 @@ from discovery_crawler.urls.kinds import (
     EXTENSION_KINDS,
     FILE_KINDS,
     KINDS,
+    answer_kind,
     empty_tally,
+    fetch_decides,
     url_kind,
     url_kinds_many,
 )
@@ -55,6 +57,13 @@ TABLE: dict[str, list[tuple[str, str]]] = {
         ("/blog/2024.01.05", "page"),
         ("/.htaccess", "page"),
         ("/graphql-tutorial/", "page"),
+        # an /api/ path named like a page is one (a Sphinx API reference)
+        ("/api/ktk.Player.close.html", "page"),
+        ("/api/index.HTML", "page"),
+        ("/api/v2/guide.htm", "page"),
+        ("/api/reference/module.xhtml", "page"),
+        ("/api/ktk.html?highlight=close", "page"),
+        ("/en/api/", "page"),  # /api/ only as the first segment
     ],
     "paginated": [
         ("/page/2/", "paginated"),
@@ -88,6 +97,13 @@ TABLE: dict[str, list[tuple[str, str]]] = {
         ("/wp-admin/admin-ajax.php", "api"),
         ("/?rest_route=/wp/v2/posts", "api"),
         ("/wp-json/index.html", "api"),
+        # machine endpoints whatever their name; an /api/ path without a page's name
+        ("/wp-json/wp/v2/posts/index.html", "api"),
+        ("/.well-known/index.html", "api"),
+        ("/graphql/index.html", "api"),
+        ("/api/v1/items", "api"),
+        ("/api/users.php", "api"),
+        ("/api/ktk.html?rest_route=/wp/v2", "api"),
     ],
     "asset": [
         ("/style.css", "asset"),
@@ -232,6 +248,65 @@ def test_empty_tally():
     assert empty_tally()["page"] == 0  # a fresh dict each time
 
 
+@pytest.mark.parametrize(
+    ("path", "decides"),
+    [
+        ("/api", True),
+        ("/api/", True),
+        ("/api/v1/items", True),
+        ("/api/users.php", True),
+        ("/api/?page=2", True),
+        ("/api/ktk.Player.close.html", False),  # a page by its name
+        ("/api/v1/data.json", False),  # an asset by its extension
+        ("/wp-json/wp/v2/posts/index.html", False),  # WordPress's REST API: JSON, always
+        ("/.well-known/openid-configuration", False),
+        ("/graphql", False),
+        ("/xmlrpc.php", False),
+        ("/?rest_route=/wp/v2/posts", False),
+        ("/api/x?rest_route=/wp/v2/posts", False),
+        ("/apis-explained/", False),
+        ("/blog/api/", False),
+    ],
+)
+def test_fetch_decides_only_ambiguous_api_paths(path, decides):
+    assert fetch_decides(SITE + path) is decides
+    if decides:
+        assert url_kind(SITE + path) == "api"  # until a fetch says otherwise
+
+
+@pytest.mark.parametrize(
+    ("content_type", "html", "kind"),
+    [
+        ("text/html", False, "page"),
+        ("text/html; charset=utf-8", False, "page"),
+        ("TEXT/HTML", False, "page"),
+        ("application/xhtml+xml", False, "page"),
+        ("application/json", True, "api"),  # the header wins over the body's look
+        ("application/ld+json", False, "api"),
+        ("application/xml", False, "api"),
+        ("text/xml; charset=utf-8", False, "api"),
+        ("application/rss+xml", False, "api"),
+        ("text/plain", False, "api"),
+        ("", True, "page"),  # no Content-Type: the body looked like HTML
+        (None, False, "api"),
+    ],
+)
+def test_answer_kind(content_type, html, kind):
+    assert answer_kind(content_type, html) == kind
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["api", "wp-json", "docs", "a.html", "x", "b.json", ""]), max_size=4)
+)
+def test_fetch_decides_is_api_by_the_root_alone(segments):
+    url = f"{SITE}/{'/'.join(segments)}"
+    if fetch_decides(url):
+        assert url_kind(url) == "api" and segments[0] == "api"
+    elif segments and segments[0] == "api" and url_kind(url) == "api":
+        raise AssertionError(f"{url}: an /api/ URL of kind api that no fetch could settle")
+
+
 def test_batch_of_mixed_urls():
     urls = [SITE + path for path, _ in CASES_PLAIN]
     assert url_kinds_many(urls) == [kind for _, kind in CASES_PLAIN]
@@ -245,6 +320,8 @@ _SEGMENT_WORDS = [
     "pages",
     "api",
     "apis",
+    "en",
+    "pt-BR",
     "wp-json",
     ".well-known",
     "graphql",
@@ -261,6 +338,10 @@ _SEGMENT_WORDS = [
     "10",
     "",
     "index.html",
+    "ktk.Player.close.html",
+    "a.HTM",
+    "a.xhtml",
+    "a.php",
     "a.pdf",
     "a.PDF",
     "b.tar.gz",
@@ -340,3 +421,23 @@ def test_one_origin_batch_equals_one_at_a_time(origin, paths, stranger):
     if stranger is not None:
         urls.insert(len(urls) // 2, stranger)
     assert url_kinds_many(urls) == [url_kind(u) for u in urls]
+
+
+def test_real_wordpress_json_exports_stay_api():
+    """arhackintosh (a WordPress export): its /wp-json/…/index.html files hold JSON, not
+    HTML; served at their directory URLs or by file name they are api, and no fetch is
+    asked to settle them."""
+    import tarfile
+    from urllib.parse import quote
+
+    from tests.conftest import realdata
+
+    archive = realdata("sites", "arhackintosh-wordpress", "site.tar.xz")
+    with tarfile.open(archive, "r:xz") as tar:
+        names = [m.name.split("/", 1)[1] for m in tar if m.isfile() and "/wp-json/" in m.name]
+    exports = [n for n in names if n.startswith("wp-json/") and n.endswith("index.html")]
+    assert len(exports) == 380
+    urls = [f"{SITE}/{quote(n)}" for n in exports]
+    urls += [u[: -len("index.html")] for u in urls]
+    assert set(url_kinds_many(urls)) == {"api"}
+    assert not any(fetch_decides(u) for u in urls)

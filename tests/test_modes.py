@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from discovery_crawler.settings import SITEMAP_CONVENTIONAL_PATHS
 from tests.conftest import realdata
 from tests.test_links import PLACEHOLDER, SITE, _unpack, by_path
 
@@ -52,8 +53,9 @@ def test_auto_falls_back_to_links_when_no_sitemap(serve, discover):
     result = discover(server.url("/"))
     assert result.returncode == 0, result.stderr[-3000:]
     paths = fetched(server)
-    conventional = ["/robots.txt", "/sitemap.xml", "/sitemap_index.xml", "/sitemap-index.xml"]
-    assert sorted(paths[:4]) == sorted(conventional)  # the walk first, then the pages
+    conventional = ["/robots.txt", *SITEMAP_CONVENTIONAL_PATHS]
+    walk = len(conventional)
+    assert sorted(paths[:walk]) == sorted(conventional)  # the walk first, then the pages
     assert "/deeper/" in paths and "/secret/" not in paths
     recs = by_path(result, server.origin)
     assert recs["/"]["via"] == "seed" and recs["/a/"]["anchor"] == "Alpha page"

@@ -16,12 +16,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from discovery_crawler.urls.normalize import (
+    EMPTY_LABEL,
+    HOST_FIRST,
     OriginCache,
     UrlError,
+    host_first,
     host_of,
     normalize,
     origin_of,
     resolve,
+    resolve_location,
 )
 from tests.conftest import realdata
 
@@ -599,3 +603,147 @@ def test_normalize_many_one_origin_batches(origin, paths, stranger):
     cache.normalize_many(raws, base)  # warm: the origin is cached after its first batch
     got = cache.normalize_many(raws, base)
     assert_each_as_normalize(raws, got, base)
+
+
+# -- a host with an empty label ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://.example.com/",
+        "http://a..b/",
+        "https://www..example.com/x",
+        "http://example..com:8080/",
+        "http://%2Eexample.com/",  # a percent-encoded dot is a dot
+        "http://../",
+    ],
+)
+def test_empty_label_in_the_host_is_malformed(url):
+    """A host with an empty label (leading dot, two dots in a row) names nothing: malformed,
+    with its own reason (USP's is_http_url refuses ``http://.xn--iaur-yva35b.lt`` too)."""
+    with pytest.raises(UrlError) as info:
+        normalize(url)
+    assert info.value.reason == EMPTY_LABEL
+    assert isinstance(OriginCache().normalize_many([url], "https://example.com/")[0], UrlError)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://example.com./a", "http://example.com./a"),  # the DNS root: a name
+        ("http://[::1]:8080/", "http://[::1]:8080/"),
+        ("http://a.b/", "http://a.b/"),
+    ],
+)
+def test_near_misses_of_an_empty_label_are_hosts(url, expected):
+    assert normalize(url) == expected
+
+
+# -- a scheme-less location that names a host ----------------------------------------------
+
+SITEMAP = "https://www.example.com/sitemaps/sitemap.xml"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # hosts
+        ("www.example.com/", "https://www.example.com/"),
+        ("example.com/page", "https://example.com/page"),
+        ("example.com", "https://example.com"),
+        ("EXAMPLE.org/Page?q=1", "https://EXAMPLE.org/Page?q=1"),
+        ("shop.example.co.uk/x", "https://shop.example.co.uk/x"),
+        ("example.de#top", "https://example.de#top"),
+        ("www.example.pl/", "https://www.example.pl/"),  # .pl written www.: a host
+        ("www.example.com:8443/a", "https://www.example.com:8443/a"),
+        ("münchen.de/x", "https://münchen.de/x"),
+        ("xn--mnchen-3ya.de/", "https://xn--mnchen-3ya.de/"),
+        # paths (near misses)
+        ("page.html", "https://www.example.com/sitemaps/page.html"),
+        ("blog/post", "https://www.example.com/sitemaps/blog/post"),
+        ("./x", "https://www.example.com/sitemaps/x"),
+        ("../x.com/y", "https://www.example.com/x.com/y"),
+        ("/example.com/y", "https://www.example.com/example.com/y"),
+        ("2024/05/x", "https://www.example.com/sitemaps/2024/05/x"),
+        ("2024.05/x", "https://www.example.com/sitemaps/2024.05/x"),
+        ("v1.2/docs", "https://www.example.com/sitemaps/v1.2/docs"),
+        ("readme.md", "https://www.example.com/sitemaps/readme.md"),
+        ("run.py/x", "https://www.example.com/sitemaps/run.py/x"),
+        ("docs.python/x", "https://www.example.com/sitemaps/docs.python/x"),
+        ("index.php/about", "https://www.example.com/sitemaps/index.php/about"),
+        ("www.html", "https://www.example.com/sitemaps/www.html"),
+        ("www.example/x", "https://www.example.com/sitemaps/www.example/x"),
+        ("a..com/x", "https://www.example.com/sitemaps/a..com/x"),
+        ("-a.com/x", "https://www.example.com/sitemaps/-a.com/x"),
+        ("example.com:http/x", "example.com:http/x"),  # a scheme to urljoin, not a port
+        ("?page=2", "https://www.example.com/sitemaps/sitemap.xml?page=2"),
+    ],
+)
+def test_resolve_location_reads_a_scheme_less_host(raw, expected):
+    """A sitemap location without a scheme whose first segment names a host is read as
+    that host with the sitemap's scheme; relative paths (a dot in a file name, a version,
+    a date, a file extension that is also a country code) still resolve as paths."""
+    assert resolve_location(raw, SITEMAP) == expected
+    assert host_first(raw, SITEMAP) == (resolve(raw, SITEMAP) != expected)
+
+
+def test_host_first_knows_the_sitemaps_own_host():
+    """The sitemap's own host (with its port, or its www/bare twin) is a host whatever its
+    labels look like: an IP address, a local name."""
+    for base, raw in [
+        ("http://127.0.0.1:8080/s.xml", "127.0.0.1:8080/a"),
+        ("http://intranet.local/s.xml", "intranet.local/a"),
+        ("https://www.example.museum/s.xml", "example.museum/a"),
+        ("https://example.museum/s.xml", "www.example.museum/a"),
+    ]:
+        assert host_first(raw, base), (raw, base)
+        assert resolve_location(raw, base) == base.partition("://")[0] + "://" + raw
+    assert not host_first("127.0.0.1:8080/a", "http://127.0.0.1:9090/s.xml")
+    assert resolve_location("x", "http://127.0.0.1:8080/s.xml") == "http://127.0.0.1:8080/x"
+
+
+def test_resolve_stays_a_browsers_resolution():
+    """``resolve`` (links, WPT) is unchanged: there ``www.example.com/`` is a path."""
+    assert resolve("www.example.com/", SITEMAP) == (
+        "https://www.example.com/sitemaps/www.example.com/"
+    )
+
+
+def test_normalize_many_counts_what_it_read_as_a_host():
+    """Each scheme-less location read as a host is counted (``take_repairs``) with an
+    example: what was written, what was read, the sitemap."""
+    cache = OriginCache()
+    got = cache.normalize_many(["www.example.com/", "page.html", "example.org/x"], SITEMAP)
+    assert got == [
+        "https://www.example.com/",
+        "https://www.example.com/sitemaps/page.html",
+        "https://example.org/x",
+    ]
+    counts, examples = cache.take_repairs()
+    assert counts == {HOST_FIRST: 2}
+    assert examples[0] == {
+        "raw": "www.example.com/",
+        "url": "https://www.example.com/",
+        "reason": HOST_FIRST,
+        "sitemap": SITEMAP,
+    }
+    assert cache.take_repairs() == ({}, [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="abc09./-_:?#", max_size=20))
+def test_resolve_location_is_resolve_unless_a_host_is_named(raw):
+    """Only a location ``host_first`` accepts is read differently from ``resolve``."""
+    if host_first(raw.strip(), SITEMAP):
+        assert resolve_location(raw, SITEMAP).startswith("https://")
+        return
+    try:
+        expected: object = resolve(raw, SITEMAP)
+    except UrlError:
+        expected = UrlError
+    try:
+        got: object = resolve_location(raw, SITEMAP)
+    except UrlError:
+        got = UrlError
+    assert got == expected

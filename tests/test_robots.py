@@ -3,11 +3,12 @@ record, the rule that blocked, and hostile files."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tarfile
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from protego import Protego
 
@@ -22,6 +23,7 @@ from discovery_crawler.robots import (
     cap_body,
     origin_of,
 )
+from discovery_crawler.urls.normalize import UrlError, normalize
 from tests.conftest import REALDATA, realdata
 
 URL = "https://example.com/robots.txt"
@@ -356,3 +358,60 @@ def test_the_whole_protego_corpus_parses_and_explains(tmp_path):
                 refusals += 1
                 assert why in disallows, (file.name, why)
     assert refusals > 10_000
+
+
+# -- the batch verdicts agree with check() -------------------------------------------------
+
+_rule_values = st.lists(
+    st.sampled_from(
+        ["/", "/a", "/a/", "/a/b", "/*.php", "/a*b$", "/x$", "/%7Ea", "/~a", "/é", "/*?",
+         "/*?replytocom=", "/a&b", "/q=1", "*x", "/%e9", "/A"]
+    ),
+    max_size=6,
+)  # fmt: skip
+
+
+_path_pieces = st.lists(
+    st.sampled_from(
+        [
+            *"/ab.xA~%7Eéphp?=&39F;:@!,+ -_日",
+            "%E6%97%A5",
+            "%3F",
+            "%C3%A9",
+            "%F0%9F%98%80",
+            "%ED%A0%80",
+        ]
+    ),
+    max_size=10,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(allows=_rule_values, disallows=_rule_values, paths=st.lists(_path_pieces, max_size=8))
+@example(allows=[], disallows=["/*?"], paths=["/a%3Fb"])  # an escaped "?" is a "?" to Protego
+@example(allows=[], disallows=["/a&b"], paths=["/a%26b"])
+@example(allows=[], disallows=["/q=1"], paths=["/q%3D1"])
+@example(allows=[], disallows=["/%e9"], paths=["/é", "/%93"])  # bad UTF-8: U+FFFD to Protego
+@example(allows=["/a/b"], disallows=["/a"], paths=["/a/b", "/a/c", "/b"])
+def test_disallowed_many_is_check_per_url(allows, disallows, paths):
+    """The batch scan only narrows which URLs are checked: its answer is ``check``'s for
+    every URL, whatever the patterns' wildcards, anchors, escapes and query characters."""
+    lines = ["User-agent: *"]
+    lines += [f"Allow: {a}" for a in allows] + [f"Disallow: {d}" for d in disallows]
+    policy = RobotsPolicy.from_text("\n".join(lines))
+    urls = []  # as the pipeline has them: normalized
+    for path in paths:
+        with contextlib.suppress(UrlError):
+            urls.append(normalize("http://example.com/" + path.lstrip("/")))
+    assert policy.disallowed_many(urls, "http://example.com") == [policy.check(u)[1] for u in urls]
+
+
+def test_disallowed_many_without_rules_or_fail_closed():
+    origin = "https://example.com"
+    urls = [origin + "/a", origin + "/robots.txt"]
+    assert RobotsPolicy.from_text("User-agent: *\nAllow: /\n").disallowed_many(urls, origin) == [
+        None,
+        None,
+    ]
+    closed = RobotsPolicy.from_response(origin + "/robots.txt", 503, b"", TOKEN)
+    assert closed.disallowed_many(urls, origin) == [closed.check(urls[0])[1], None]

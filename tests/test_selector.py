@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import tracemalloc
+from collections import Counter
 from types import SimpleNamespace
 
 import pytest
@@ -38,7 +39,8 @@ def run(records: list[dict], p: SelectionPlan | None = None, cut_listed: int = 1
     for i in range(0, len(records), size):  # odd batch size: batches must not matter
         batch = records[i : i + size]
         totals, types, slots = rater.rate_many(batch)
-        selector.offer_many(batch, totals, types, slots)
+        junk = sum("junk_pattern" in r for r in batch)  # as the junk stage counts them
+        selector.offer_many(batch, totals, types, slots, junk)
     return selector.result()
 
 
@@ -277,21 +279,45 @@ def test_memory_bounded_on_a_million_urls():
     assert result.kept_count == 5 and result.cut_count == 999_995
 
 
+@pytest.mark.parametrize("size", [1, 7, 40])  # 40: the full-heap fast path's batches
+def test_junk_is_scored_never_kept(size):
+    """A page flagged junk is never a candidate — not even the best-scoring one, nor its
+    checklist slot's winner, nor under all=1 — but it is counted."""
+    pages = [rec(f"/blog/post-{i}/") for i in range(60)]
+    junk = [
+        rec("/", flags=["junk"], junk_pattern="test", priority=1.0),  # would be home
+        rec("/about-copy/", flags=["junk"], junk_pattern="copy-suffix"),
+        rec("/contact-old/", flags=["junk"], junk_pattern="old-suffix"),
+    ]
+    records = pages[:30] + junk + pages[30:]
+    for p in (plan(3), plan(100)):
+        result = run(records, p, size=size)
+        kept = {c.url for c in result.kept} | {c.url for c in result.cut}
+        assert not kept & {r["url"] for r in junk}
+        assert result.junk == 3 and result.candidates == 60
+        assert result.as_dict()["junk"] == 3
+    everything = run(records, plan(None, all_pages=True), size=size)
+    assert everything.kept_count == 60 and everything.junk == 3
+
+
 def test_selection_lines():
     records = [rec("/"), rec("/about"), rec("/blog/")] + [rec(f"/blog/post-{i}/") for i in range(8)]
+    records.append(rec("/test/", flags=["junk"], junk_pattern="test"))  # offered, not kept
     result = run(records, plan(3))
     result.sources = {"sitemap": len(records)}
     junk = CappedList(10)
     junk.append({"path": "/test/"})
+    junk.append({"path": "/sample-page/"})
     record = SimpleNamespace(
         selection=result,
         junk=junk,
+        filtered=Counter(junk=1),  # /sample-page/: left out of the feed (JUNK_IN_FEED off)
         site_origin=SITE,
         options=SimpleNamespace(url=SITE),
         attempts={"a": SimpleNamespace(ok=True, depth=0, url=SITE + "/sitemap.xml")},
     )
     lines = selection_lines(record)
-    assert lines[0] == f"Discovered 12 pages on {SITE} (sitemap.xml)."
+    assert lines[0] == f"Discovered 13 pages on {SITE} (sitemap.xml)."
     assert lines[1] == "Selecting 3 highest-priority pages:"
     assert lines[2:5] == ["  - / (home)", "  - /about (pillar)", "  - /blog/post-0/ (article)"]
     assert lines[5].startswith("Cut (8 pages, all=1 to lift): /blog/, /blog/post-1/, ")

@@ -33,7 +33,7 @@ WINDOW = parser_module._WINDOW  # the fast path reads the body in windows of thi
 
 def parse(data: bytes, fast: bool, **kwargs) -> tuple[list[Entry], ParseResult]:
     result = ParseResult()
-    return list(iter_sitemap(data, result, fast=fast, **kwargs)), result
+    return list(iter_sitemap(data, result=result, fast=fast, **kwargs)), result
 
 
 def assert_paths_agree(data: bytes) -> list[Entry]:
@@ -187,7 +187,7 @@ def test_gzip_bomb_raises_too_large(fast):
     data = realdata("edgecases", "scrapy-compressed", "bomb-gzip.bin").read_bytes()
     result = ParseResult()
     with pytest.raises(SitemapTooLarge) as info:
-        list(iter_sitemap(data, result, max_bytes=1 << 20, fast=fast))
+        list(iter_sitemap(data, result=result, max_bytes=1 << 20, fast=fast))
     assert info.value.limit == 1 << 20
     assert result.decompressed_bytes <= (1 << 20) + WINDOW  # at most one read past the cap
 
@@ -332,7 +332,8 @@ def test_external_entities_never_read(fast, tmp_path):
     ]
     for doc in documents:
         result = ParseResult()
-        entries = list(iter_sitemap(f'<?xml version="1.0"?>{doc}'.encode(), result, fast=fast))
+        data = f'<?xml version="1.0"?>{doc}'.encode()
+        entries = list(iter_sitemap(data, result=result, fast=fast))
         dump = repr((entries, result))
         assert "TOPSECRET" not in dump
         assert "secret.example" not in dump
@@ -405,7 +406,7 @@ def test_accepts_a_sitemap_body():
     """``iter_sitemap`` takes an already-built ``SitemapBody`` (gzipped here)."""
     data = urlset(url_block("https://example.com/a"))
     result = ParseResult()
-    entries = list(iter_sitemap(SitemapBody(gzip.compress(data)), result))
+    entries = list(iter_sitemap(SitemapBody(gzip.compress(data)), result=result))
     assert [e.loc for e in entries] == ["https://example.com/a"]
     assert result.gzipped
     assert result.decompressed_bytes == len(data)
@@ -750,3 +751,105 @@ def test_fixture_plain_sitemap_roundtrip():
         Entry("https://example.com/a?x=1&y=2", None, None, "0.5"),
         Entry("https://example.com/caf\u00e9", "2024-02-02T10:00:00+00:00"),
     ]
+
+
+# -- the public entry point ----------------------------------------------------------------
+
+
+def test_package_docstring_example_runs():
+    """``discovery_crawler.sitemaps``' documented example (``iter_sitemap(body, url)``) runs
+    as written and prints what it says (it raised AttributeError when the second
+    positional argument was a ``ParseResult``)."""
+    import doctest
+
+    import discovery_crawler.sitemaps as package
+
+    outcome = doctest.testmod(package, optionflags=doctest.ELLIPSIS)
+    assert outcome.attempted >= 3
+    assert outcome.failed == 0
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "lxml"])
+def test_iter_sitemap_resolves_against_the_document_url(fast):
+    """With the document's URL, relative and scheme-less locations (and alternates, and an
+    index's children) come back absolute; without it, as written; ``result`` is filled."""
+    data = urlset(
+        '<url><loc>/a</loc><xhtml:link xmlns:xhtml="http://www.w3.org/1999/xhtml" '
+        'rel="alternate" hreflang="de" href="/de/a"/></url><url><loc>www.example.org/</loc>'
+        "</url><url><loc>b/c</loc></url>"
+    )
+    result = ParseResult()
+    entries = list(iter_sitemap(data, "https://example.com/maps/s.xml", result=result, fast=fast))
+    assert [e.loc for e in entries] == [
+        "https://example.com/a",
+        "https://www.example.org/",
+        "https://example.com/maps/b/c",
+    ]
+    assert entries[0].alternates == (("de", "https://example.com/de/a"),)
+    assert result.urls == 3 and result.format == "urlset"
+    raw = list(iter_sitemap(data, fast=fast))
+    assert [e.loc for e in raw] == ["/a", "www.example.org/", "b/c"]
+    index = (
+        b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<sitemap><loc>child.xml</loc></sitemap></sitemapindex>"
+    )
+    [child] = iter_sitemap(index, "https://example.com/maps/index.xml", fast=fast)
+    assert (child.loc, child.is_sitemap) == ("https://example.com/maps/child.xml", True)
+
+
+def _mutations(document: bytes) -> list[bytes]:
+    """Every truncation of ``document``, and every copy with one byte dropped or a bare
+    ``&`` or ``<`` inserted."""
+    out = []
+    end = document.rstrip().rfind(b">") + 1
+    for cut in range(1, end):
+        out.append(document[:cut])
+        out.append(document[:cut] + document[cut + 1 :])
+        out.append(document[:cut] + b"&" + document[cut:])
+        out.append(document[:cut] + b"<" + document[cut:])
+    return out
+
+
+def test_every_recovery_from_malformed_xml_records_the_problem():
+    """Truncate a plain urlset anywhere, drop any byte, insert a bare ``&`` or ``<``
+    anywhere: whenever the result is not well-formed XML, both paths record ``problem``.
+    (The fast path read a broken header — a mangled declaration, an unquoted or unclosed
+    attribute, a <urlset> without ``>`` — as if it were well-formed, and said nothing.)"""
+    import lxml.etree
+
+    document = urlset(
+        "".join(url_block(f"https://example.com/p{i}", f"2024-01-0{i}") for i in (1, 2, 3)),
+        attrs=' xmlns:xhtml="http://www.w3.org/1999/xhtml"',
+    )
+    silent = []
+    for data in _mutations(document):
+        try:
+            lxml.etree.fromstring(data.lstrip())
+        except lxml.etree.XMLSyntaxError:
+            pass
+        else:
+            continue  # still well-formed: nothing to recover from
+        for fast in (True, False):
+            _, result = parse(data, fast)
+            if result.problem is None:
+                silent.append((fast, data))
+    assert silent == []
+
+
+def test_fast_path_reads_well_formed_headers():
+    """The header check sends only broken headers to lxml: declarations with single
+    quotes, encoding and standalone, a stylesheet PI, leading whitespace and namespaced
+    attributes over several lines stay on the fast path."""
+    body = url_block("https://example.com/a")
+    heads = [
+        "<?xml version='1.0' encoding='utf-8' standalone='yes'?>\n",
+        '\n  <?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="/s.xsl"?>\n',
+        "",
+    ]
+    for head in heads:
+        data = (
+            f'{head}<urlset xmlns="{NS}"\n  xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
+            f'\n  xsi:schemaLocation="{NS} {NS}/sitemap.xsd">\n{body}</urlset>\n'
+        ).encode()
+        assert batch_shapes(data) == [4], head
+        assert_paths_agree(data)

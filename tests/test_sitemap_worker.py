@@ -359,7 +359,19 @@ def test_every_stage_agrees_with_and_without_the_worker(serve, tmp_path, lines):
     assert "https://example.com:99999/bad-port/" in raws  # as written, not its origin
     assert discovery["other_hosts"] == {"https://other.example": 3}
     assert any("www vs bare host" in note for note in discovery["notes"])  # a stale batch
-    assert discovery["filtered_as_junk"]["count"] == 2  # /test/, /sample-page/ (deduplicated)
+    # junk is flagged on the feed line on every path (in-process, worker, worker's lines):
+    # /test/ and /sample-page/ sit in the middle of a batch the worker wrote lines for
+    assert discovery["flagged_as_junk"]["count"] == 2  # /test/, /sample-page/ (deduplicated)
+    for result in (on, off):
+        lines = [json.loads(line) for line in result.raw_feed.splitlines()]
+        junk = {r["url"].split("/", 3)[3]: r for r in lines if r.get("flags") == ["junk"]}
+        assert set(junk) == {"test/", "sample-page/"}
+        assert {k: r["junk_pattern"] for k, r in junk.items()} == {
+            "test/": "test",
+            "sample-page/": "sample-page",
+        }
+        assert not [r for r in lines if "junk_pattern" in r and r not in junk.values()]
+        assert result.run["selection"]["junk"] == 2
     assert any(r.get("flags") == ["requires_auth"] for r in on.records)
 
 

@@ -54,6 +54,10 @@ class UnionTally:
     def is_linked(self, key: str) -> bool:
         return key in self._linked
 
+    def is_listed(self, url: str) -> bool:
+        """A sitemap lists ``url`` (or its trailing-slash twin)."""
+        return twin_key(url) in self._listed
+
     def flags_for(self, url: str) -> list[str] | None:
         """The union flag of a feed record, decided once the crawl is over."""
         key = twin_key(url)

@@ -13,7 +13,10 @@ scheduler, before any ``Request`` is built:
   seen-set costs a hash probe, not a ``Request`` (the seen-set is ``record.seen``, the one
   the dedup stage uses, so a URL gets one feed record whatever found it);
 - file kinds (documents, media, archives), assets, API and action links, and auth-walled
-  paths are recorded with the page that named them and never requested;
+  paths are recorded with the page that named them and never requested — but an ``/api/…``
+  path without a page's name (``kinds.fetch_decides``) is fetched, and its answer decides
+  (``meta["api_probe"]``): an HTML page is a page, JSON or XML is kind ``api``, recorded and
+  not parsed for links;
 - budgets: ``max_depth`` (hops) and ``max_pages`` (page requests) hold exactly; a URL
   over a budget is recorded, not requested, and the crawl log says which budget bound;
 - ``<link rel=canonical>`` to another same-site URL: the page is recorded under the
@@ -61,10 +64,11 @@ from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.account import CrawlAccount, UnionTally
 from discovery_crawler.crawling.extract import anchor_text, scan_html
 from discovery_crawler.items import UrlBatch
+from discovery_crawler.middlewares.refusals import API_PROBE
 from discovery_crawler.middlewares.robots import RobotsDisallowed
 from discovery_crawler.refusals import classify_response
 from discovery_crawler.urls.filters import FilterPolicy
-from discovery_crawler.urls.kinds import FILE_KINDS, url_kind
+from discovery_crawler.urls.kinds import FILE_KINDS, answer_kind, fetch_decides, url_kind
 from discovery_crawler.urls.normalize import UrlError, twin_key
 from discovery_crawler.urls.seen import ALIASED, RENAMED, RecordPatch, settled_form
 
@@ -300,6 +304,9 @@ class LinkCrawler:
         if anchor is not None and anchor.__class__ is not str:
             meta["anchor"] = anchor_text(anchor)  # only for new links: text costs
         kind = url_kind(url)
+        if kind == "api" and reason is None and fetch_decides(url):
+            kind = "page"  # an /api/ path: fetched, its answer says page or api (page_outputs)
+            meta[API_PROBE] = True
         if reason is None and kind in _FETCHED_KINDS:
             decision = self._bfs_policy().decide(url, "page")
             if not decision.keep:
@@ -350,7 +357,7 @@ class LinkCrawler:
             depth = 1
             kind = url_kind(url)
             if (
-                kind not in _FETCHED_KINDS
+                (kind not in _FETCHED_KINDS and not fetch_decides(url))
                 or (self.bfs_max_depth is not None and depth > self.bfs_max_depth)
                 or (self.bfs_max_pages and self.link_crawl.requested >= self.bfs_max_pages)
                 or not (decision := self._bfs_policy().decide(url, "page")).keep
@@ -500,6 +507,9 @@ class LinkCrawler:
             stats.inc_value(f"links/refusals/{refusal.get('class')}")
         records = [rec]
         requests: list[Request] = []
+        if meta.get(API_PROBE) and 200 <= status < 300:  # its answer says what it is
+            ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
+            rec["kind"] = answer_kind(ctype, isinstance(response, HtmlResponse))
         if meta.get("page_truncated"):
             self._bfs_truncated(rec, meta["page_truncated"])
         fixed = "aliases" in rec  # a slash redirect decided the form

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from scrapy import Spider, signals
 from scrapy.utils.asyncio import create_looping_call
 
+from discovery_crawler.estimate import human_duration
 from discovery_crawler.selection.groups import groups_lines
 from discovery_crawler.selection.summary import selection_lines
 
@@ -48,7 +49,7 @@ def robots_policy_lines(record: RunRecord) -> list[str]:
     disallowed = summary.disallowed
     if disallowed.count:
         examples = ", ".join(f"{d['url']} ({d['rule']})" for d in disallowed.items[:3])
-        lines.append(f"Disallowed by robots.txt ({disallowed.count:,}): {examples}")
+        lines.append(f"Disallowed by robots.txt, not fetched ({disallowed.count:,}): {examples}")
     return lines
 
 
@@ -71,6 +72,10 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     refusals = record.refusals.line() if record.refusals is not None else ""
     if refusals:
         lines.append(refusals)
+    verify = getattr(record, "verify", None)
+    if verify is not None:  # -a verify=1: advertised against what answered
+        lines.append(verify.line())
+        lines.extend(verify.detail_lines())
     by_source: dict[str, int] = {}
     for attempt in record.attempts.values():
         by_source[attempt.source] = by_source.get(attempt.source, 0) + 1
@@ -79,6 +84,9 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     if tried and not ok:
         for attempt in list(record.attempts.values())[:5]:
             lines.append(f"  {attempt.url}: {attempt.error or 'no URLs'}")
+    for attempt in record.attempts.values():
+        if attempt.ok and getattr(attempt, "note", None) and attempt.index:
+            lines.append(f"  {attempt.url}: {attempt.note}")
     filtered_total = sum(n for r, n in record.filtered.items() if r != "other_host")
     lines.append(
         f"Discovered {record.discovered:,} URLs on {site} in {record.elapsed():.1f}s"
@@ -104,6 +112,7 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
         )
     for origin, count in record.other_hosts.most_common(3):
         lines.append(f"  {count:,} URLs on {origin}, not this site (not in the inventory)")
+    lines.extend(reason_lines(record))
     if any(record.kinds.values()):  # the URL stages ran
         lines.append(f"Kinds: {kinds_line(record)}")
     filtered = {r: n for r, n in record.filtered.items() if n and r != "junk"}
@@ -135,17 +144,47 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     return lines
 
 
+def verify_progress(record: RunRecord) -> str:
+    """`` · verify 120 / 3,400 answered, ≥ 54 min left`` while verify fetches (or '')."""
+    verify = getattr(record, "verify", None)
+    if verify is None or verify.mode != "fetch" or not verify.queued:
+        return ""
+    left = verify.expected_seconds(verify.waiting)
+    eta = f", ≥ {human_duration(left)} left" if left else ""
+    return f" · verify {verify.returned:,} / {verify.queued:,} answered{eta}"
+
+
+def reason_lines(record: RunRecord, shown: int = 3) -> list[str]:
+    """The biggest reasons entries were dropped as malformed or read other than as written
+    (both counted in full, by reason, in the crawl log)."""
+    lines = []
+    for title, found in (
+        ("Malformed", getattr(record, "malformed", None)),
+        ("Repaired", getattr(record, "repaired", None)),
+    ):
+        reasons = getattr(found, "reasons", None)
+        if not reasons:
+            continue
+        top = ", ".join(f"{reason} ({n:,})" for reason, n in reasons.most_common(shown))
+        more = len(reasons) - shown
+        tail = f"; {more} more reason(s) in the crawl log" if more > 0 else ""
+        lines.append(f"{title} ({sum(reasons.values()):,}): {top}{tail}")
+    return lines
+
+
 def kinds_line(record: RunRecord) -> str:
     """The tally of all seven kinds, zeros included (SPEC §5)."""
     return " · ".join(f"{kind} {n:,}" for kind, n in record.kinds.items())
 
 
 def junk_line(record: RunRecord, shown: int = 4) -> str:
-    """``Filtered as likely junk (16): /test/, /test1/, … (12 more)`` (SPEC §7)."""
+    """``Flagged as likely junk (16): /test/, /test1/, … (12 more)`` (SPEC §7): in the
+    inventory, never selected; the line says so when JUNK_IN_FEED leaves them out."""
     paths = [entry["path"] for entry in record.junk.items[:shown]]
     more = record.junk.count - len(paths)
     tail = f" … ({more:,} more)" if more > 0 else ""
-    return f"Filtered as likely junk ({record.junk.count:,}): {', '.join(paths)}{tail}"
+    where = "" if getattr(record, "junk_in_feed", True) else "; left out of the feed (JUNK_IN_FEED)"
+    return f"Flagged as likely junk ({record.junk.count:,}): {', '.join(paths)}{tail}{where}"
 
 
 class ProgressReport:
@@ -184,12 +223,13 @@ class ProgressReport:
         self.last_urls, self.last_time = urls, now
         kinds = f" · kinds: {kinds_line(record)}" if any(record.kinds.values()) else ""
         logger.info(
-            "Progress: sitemaps %d done / %d pending · %s URLs · %s URLs/s%s",
+            "Progress: sitemaps %d done / %d pending · %s URLs · %s URLs/s%s%s",
             record.sitemaps_done,
             record.sitemaps_pending,
             f"{urls:,}",
             f"{rate:,.0f}",
             kinds,
+            verify_progress(record),
         )
 
     def spider_closed(self, spider: Spider, reason: str) -> None:

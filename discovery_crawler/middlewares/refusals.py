@@ -17,6 +17,9 @@ What the spider gets (meta keys):
   exception goes on (retries happen first: this middleware sits below ``RetryMiddleware``).
   The spider's errback finds it as ``failure.request.meta["refusal"]``.
 - ``meta["rendered"] = True`` on a response that came through the browser.
+- A page fetch with ``meta["api_probe"]`` (an ``/api/…`` path the link crawl fetches to learn
+  whether it is a page) that answers JSON, XML or another non-HTML body is no ``download``
+  refusal: it is an API endpoint, and the spider records it as kind ``api``.
 
 Rendering (``RENDER_MODE``, see ``discovery_crawler.rendering``): ``auto`` fetches a response
 classified ``shell`` once more through the browser (``meta["playwright"] = True``) and the
@@ -55,6 +58,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PAGE_FETCH = "page_fetch"
+# An ``/api/…`` path fetched to learn its kind (``kinds.fetch_decides``): a non-HTML answer
+# makes it kind ``api``, not a ``download`` refusal.
+API_PROBE = "api_probe"
 _HEADERS = ("Content-Type", "Content-Disposition", "Retry-After", "cf-mitigated", "Server")
 
 
@@ -160,6 +166,8 @@ class RefusalMiddleware:
                 logger.warning(warning["message"])
         if refusal is None:
             return response
+        if refusal.refusal_class == "download" and meta.get(API_PROBE):
+            return response  # an /api/ path that answered JSON or XML: an endpoint, not a page
         refusal.cite(meta)
         record = refusal.as_dict()
         meta["refusal"] = record

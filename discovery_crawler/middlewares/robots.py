@@ -149,7 +149,15 @@ class RobotsPolicyMiddleware:
     def _disallow(self, request: Request, origin: str, rule: str) -> None:
         self.stats.inc_value("robots/disallowed")
         found_on = request.meta.get("found_on")
-        entry = {"url": request.url, "rule": rule, "origin": origin, "found_on": found_on}
+        policy = self.policies.get(origin)
+        entry = {
+            "url": request.url,
+            "rule": rule,
+            "group": policy.group if policy is not None else None,
+            "origin": origin,
+            "found_on": found_on,
+            "fetched": False,
+        }
         first = self.summary.disallowed.count == 0
         self.summary.disallowed.append(entry)
         self._attach(self.crawler.spider)

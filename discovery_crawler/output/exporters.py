@@ -89,7 +89,7 @@ def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> di
             obj.update((k, v) for k, v in upgrade.items() if k != "aliases")
         else:
             obj = json.loads(json_line(upgrade))
-            # set after dedup (the stages), or by the fetch of a crawled page
+            # set after dedup (the stages), or by the fetch (crawl, verify, union)
             for later in (*CRAWL_FIELDS, *STAGE_FIELDS):
                 if obj.get(later) is None and later in written:
                     obj[later] = written[later]

@@ -198,6 +198,11 @@ class Table:
         return table
 
 
+def _junk_list(discovery: dict[str, Any]) -> Any:
+    """The run's junk list: ``flagged_as_junk`` (``filtered_as_junk`` in older runs)."""
+    return discovery.get("flagged_as_junk", discovery.get("filtered_as_junk"))
+
+
 def _listed(capped: Any) -> tuple[int, list[Any]]:
     """(count, items) of a crawl-log capped list ``{"count", "listed", "items"}``."""
     capped = _d(capped)
@@ -219,11 +224,14 @@ def _header(run: dict[str, Any]) -> str:
         _int(_d(v).get("count"))
         for k, v in _d(discovery.get("filtered")).items()
         if k != "other_host"
-    ) + _int(_d(discovery.get("filtered_as_junk")).get("count"))
+    )
+    if "filtered_as_junk" in discovery:  # a run from before junk was a flag: it dropped them
+        filtered += _int(_d(discovery.get("filtered_as_junk")).get("count"))
     totals = [
         ("URLs discovered", counts.get("discovered")),
         ("found (unique)", counts.get("unique")),
         ("filtered", filtered),
+        ("flagged junk", _int(_d(_junk_list(discovery)).get("count"))),
         ("duplicates merged", counts.get("duplicates")),
         ("malformed", counts.get("malformed")),
         ("kept", _d(selection.get("kept")).get("count")),
@@ -464,6 +472,56 @@ def _refusals(run: dict[str, Any], max_rows: int) -> str:
     return "\n".join(out)
 
 
+def _verify(run: dict[str, Any], max_rows: int) -> str:
+    """``-a verify=1``: advertised against live, redirected, dead, refused, failed."""
+    ver = _d(run.get("verify"))
+    if not ver:
+        return '<p class="muted">Not verified (run with <code>-a verify=1</code>).</p>'
+    details = _d(ver.get("details"))
+    counts = Table(["verdict", "URLs", "details"], max_rows, {1})
+    for verdict, n in _d(ver.get("counts")).items():
+        counts.add(esc(verdict), esc(n), _badges(details.get(verdict)))
+    how = (
+        "answered by the crawl's own fetches (union mode)"
+        if ver.get("mode") == "crawl"
+        else f"asked with {esc(ver.get('method'))} (GET where a HEAD was refused)"
+    )
+    out = [
+        f'<p id="verify-advertised"><b>{esc(ver.get("advertised"))}</b> advertised URLs, '
+        f"{how}.</p>",
+        counts.html("nothing advertised"),
+    ]
+    requests = _d(ver.get("requests"))
+    if requests:
+        out.append(
+            f"<p class='muted'>Requests: {_badges(requests)} GET fallbacks: "
+            f"{_badges(ver.get('head_fallbacks')) or 'none'} · redirect hops "
+            f"{esc(ver.get('redirect_hops'))}</p>"
+        )
+    for verdict in ("redirected", "dead", "refused", "failed", "unchecked"):
+        count, items = _listed(ver.get(verdict))
+        if not count:
+            continue
+        table = Table(["URL", "status", "detail", "ended at", "chain", "reason"], max_rows, {1})
+        for item in items:
+            item = _d(item)
+            hops = [_l(hop) for hop in _l(item.get("chain"))]
+            chain = " → ".join(esc(hop[1]) for hop in hops if len(hop) == 2)
+            table.add(
+                link(item.get("url")),
+                esc(item.get("status")),
+                esc(item.get("detail")),
+                link(item.get("to")),
+                chain,
+                esc(item.get("reason")),
+                url_col=0,
+            )
+        out.append(f'<h3 data-verdict="{esc(verdict)}">{esc(verdict)} ({count:,})</h3>')
+        out.append(table.html())
+        out.append(_more(count, len(items)))
+    return "\n".join(out)
+
+
 def _kinds(run: dict[str, Any]) -> str:
     discovery = _d(run.get("discovery"))
     kinds = _d(discovery.get("kinds"))
@@ -476,7 +534,7 @@ def _kinds(run: dict[str, Any]) -> str:
     for reason, entry in _d(discovery.get("filtered")).items():
         count, items = _listed(entry)
         filtered.add(esc(reason), esc(count), _url_list(items, count))
-    junk_count, junk = _listed(discovery.get("filtered_as_junk"))
+    junk_count, junk = _listed(_junk_list(discovery))
     if junk_count:
         rows = "".join(
             f"<tr><td class='url'>{link(_d(j).get('url'))}</td><td>{esc(_d(j).get('pattern'))}"
@@ -484,7 +542,7 @@ def _kinds(run: dict[str, Any]) -> str:
             for j in junk[:MAX_ROWS]
         )
         filtered.add(
-            "junk (pattern)",
+            "flagged junk (pattern)",
             esc(junk_count),
             f"<details><summary>{min(len(junk), MAX_ROWS):,} listed</summary><table>{rows}"
             f"</table></details>",
@@ -548,12 +606,13 @@ def _robots(run: dict[str, Any], max_rows: int) -> str:
             f'<h3 data-origin="{esc(origin)}">{esc(origin)}</h3><table class="kv">{body}</table>'
         )
     count, items = _listed(summary.get("disallowed"))
-    table = Table(["disallowed URL", "rule", "origin", "found on"], max_rows)
+    table = Table(["disallowed URL", "rule", "group", "origin", "found on"], max_rows)
     for item in items:
         item = _d(item)
         table.add(
             link(item.get("url")),
             f"<code>{esc(item.get('rule'))}</code>",
+            esc(item.get("group")),
             esc(item.get("origin")),
             link(item.get("found_on")),
             url_col=0,
@@ -641,6 +700,7 @@ SECTIONS = (
     ("groups", "Groups"),
     ("selection", "Selection: kept and cut"),
     ("refusals", "Refusals"),
+    ("verify", "Verify: advertised against live"),
     ("kinds", "Kinds"),
     ("robots", "Robots"),
     ("sitemaps", "Sitemap attempts"),
@@ -660,6 +720,7 @@ def render_report(
         "groups": _groups(run, max_rows),
         "selection": _selection(run, max_rows),
         "refusals": _refusals(run, max_rows),
+        "verify": _verify(run, max_rows),
         "kinds": _kinds(run),
         "robots": _robots(run, max_rows),
         "sitemaps": _sitemaps(run, max_rows),

@@ -5,6 +5,10 @@ The rules live in ``urls/kinds.py`` and ``urls/filters.py`` (pure functions); th
 calls them once per batch and does the bookkeeping: the tally of all seven kinds (taken
 before filtering, so it says what the site is), per-reason counts in Scrapy stats
 (``discovery/urls/filtered/<reason>``) and capped lists in the crawl log.
+
+A kind is judged from the URL, except where a fetch settled it: a link-crawl record that
+arrives with a ``kind`` (an ``/api/…`` path whose answer was an HTML page or JSON/XML,
+``kinds.fetch_decides``) keeps it.
 """
 
 from __future__ import annotations
@@ -49,6 +53,11 @@ class FilterPipeline(BatchStage):
         else:
             urls = [rec["url"] for rec in records]
             kinds = url_kinds_many(urls)
+            if item.deduplicated:  # from the link crawl: a fetch may have said the kind
+                for i, rec in enumerate(records):
+                    fetched = rec.get("kind")
+                    if fetched is not None:
+                        kinds[i] = fetched
             decisions = self._policy(site).decide_many(urls, kinds)
         tally = record.kinds
         kept = []

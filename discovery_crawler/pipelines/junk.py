@@ -1,8 +1,12 @@
-"""Junk filter stage (SPEC §7): drafts, samples, test pages and campaign one-offs that
-CMSs leave in sitemaps are dropped, each with the pattern that matched.
+"""Junk stage (SPEC §7): drafts, samples, test pages and campaign one-offs that CMSs leave in
+sitemaps are **flagged**, not dropped: the record keeps its place in the inventory with the
+flag ``junk`` and its ``junk_pattern``, the selection never keeps it (it is still scored), and
+the crawl log lists it under ``discovery.flagged_as_junk`` with the pattern.
 
-The pattern table lives in ``urls/junk.py``. ``-a junk_filter=0`` turns the stage off;
-URLs named in ``-a pages=`` (by slug or by path) are never filtered.
+The pattern table lives in ``urls/junk.py``. ``-a junk_filter=0`` turns the stage off (no
+flag at all); URLs named in ``-a pages=`` (by slug or by path) are never flagged.
+``JUNK_IN_FEED = False`` (the ``sample`` profile) leaves the flagged records out of the feed
+as well: counted (``filtered.junk``) and listed all the same.
 """
 
 from __future__ import annotations
@@ -18,14 +22,18 @@ from discovery_crawler.urls.slugs import base_slug, normalized_paths, path_of
 if TYPE_CHECKING:
     pass
 
+JUNK = "junk"
+
 
 class JunkFilterPipeline(BatchStage):
-    """Drops likely-junk URLs, recording the pattern for each."""
+    """Flags likely-junk URLs with the pattern that matched (or drops them from the feed)."""
 
     def open_spider(self) -> None:
         super().open_spider()
         options = self.options
         self.enabled = options.junk_filter
+        self.in_feed = self.crawler.settings.getbool("JUNK_IN_FEED", True)
+        self.record.junk_in_feed = self.in_feed
         # -a pages= names pages by slug, path or full URL; none of them is ever junk.
         wanted = set(options.pages)
         self.exempt_slugs = wanted
@@ -59,19 +67,32 @@ class JunkFilterPipeline(BatchStage):
             names = [p.name if p is not None else None for p in junk_patterns_many(paths)]
         if not any(names):
             return item
-        kept = []
-        junk = 0
-        for rec, name in zip(records, names, strict=True):
-            if name is not None:
-                url = rec["url"]
-                path = normalized_paths([url])[0]
-                if not self._exempt(url, path):
-                    self.record.junk.append({"url": url, "path": path, "pattern": name})
-                    junk += 1
-                    continue
-            kept.append(rec)
-        item.records = kept
-        if junk:
-            self.record.filtered["junk"] += junk
-            self.stats.inc_value("discovery/urls/filtered/junk", junk)
+        flagged = 0
+        dropped = []
+        for i, (rec, name) in enumerate(zip(records, names, strict=True)):
+            if name is None:
+                continue
+            url = rec["url"]
+            path = normalized_paths([url])[0]
+            if self._exempt(url, path):
+                continue
+            self.record.junk.append({"url": url, "path": path, "pattern": name})
+            flagged += 1
+            if not self.in_feed:
+                dropped.append(i)
+                continue
+            flags = rec.get("flags")
+            rec["flags"] = [*flags, JUNK] if flags else [JUNK]
+            rec["junk_pattern"] = name
+        if not flagged:
+            return item
+        # The sitemap worker's lines say "no flags": they do not stand for this batch.
+        item.worked = None
+        item.junk += flagged - len(dropped)
+        if dropped:
+            gone = set(dropped)
+            item.records = [rec for i, rec in enumerate(records) if i not in gone]
+            self.record.filtered[JUNK] += len(dropped)
+            self.stats.inc_value("discovery/urls/filtered/junk", len(dropped))
+        self.stats.inc_value("discovery/urls/flagged/junk", flagged)
         return item

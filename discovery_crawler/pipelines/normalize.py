@@ -5,7 +5,9 @@ Per-URL work is the hot path of a sitemap walk, so host-level work happens once 
 origin (``OriginCache``) and counters are updated once per batch. URLs on another host
 are counted per host and sitemap (SPEC §4: "post-sitemap.xml: 99 URLs on
 https://example.org, not this site"); entries that cannot be resolved go to
-``malformed`` with their raw value and the reason.
+``malformed`` with their raw value and the reason. A location without a scheme that names
+a host is read as that host (``urls.normalize.resolve_location``) and counted, by batch,
+in ``repaired``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from discovery_crawler.items import URL_FACTS, UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.sitemaps.parser import priority_value
 from discovery_crawler.sitemaps.worker import entries_of, worked_records
-from discovery_crawler.urls.normalize import OriginCache, UrlError, resolve
+from discovery_crawler.urls.normalize import OriginCache, UrlError, resolve_location
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -43,7 +45,7 @@ class NormalizePipeline(BatchStage):
 
     def normalize(self, raw: str, base: str) -> str:
         if not raw.startswith(_ABSOLUTE):
-            raw = resolve(raw, base)
+            raw = resolve_location(raw, base)
         return self.origins.normalize(raw)
 
     def _alternates(
@@ -140,6 +142,8 @@ class NormalizePipeline(BatchStage):
         worker = item.normalized is not None
         stale = worker and item.normalized != self.origins.version
         urls = self._urls(item)
+        if self.origins.repairs:  # a scheme-less location read as a host: noted, counted
+            record.repaired.add_counted(*self.origins.take_repairs())
         for entry, url in zip(entries, urls, strict=True):
             # entry: (loc, lastmod, changefreq, priority[, alternates, ...]); '' = absent
             if url.__class__ is not str:

@@ -1,7 +1,9 @@
 """Score stage (SPEC §8): every URL gets its score in the feed; the selector keeps the few
 pages that best cover the site's templates under the cap — streaming, in bounded memory.
 
-Runs after the junk filter and before the slug stage (SPEC §2 order), so identity is the
+A record the junk stage flagged is scored and listed but never kept (``UrlBatch.junk``).
+
+Runs after the junk stage and before the slug stage (SPEC §2 order), so identity is the
 URL. The selector holds references to the record dicts it may keep; the slug stage writes
 ``slug`` into those same dicts later in the batch's pass, so the kept list has slugs when
 the spider closes.
@@ -76,7 +78,7 @@ class ScorePipeline(BatchStage):
         else:
             totals, types, slots = self.rater.rate_many(records, fetched, write=True)
         self.selector.sources[item.source] += len(records)
-        self.selector.offer_many(records, totals, types, slots)
+        self.selector.offer_many(records, totals, types, slots, item.junk)
         self.histogram.update(totals)
         listed = self.listed
         room = listed.cap - len(listed.items)

@@ -16,6 +16,10 @@ best ``cap + cut_listed`` candidates (the extra ones are the best of the cut, th
 crawl log lists) and the current best of each slot — memory is ``cap + cut_listed + slots``
 records, whatever the inventory's size. A property test checks it against a full sort.
 
+Never kept: the feed kinds that are not pages (``NOT_PAGES``) and the records the junk stage
+flagged ``junk`` (SPEC §7) — both scored, counted (``not_pages``, ``junk``), never
+candidates. ``pages=`` names are never flagged junk, so they stay selectable.
+
 Modes (``SelectionPlan``): a cap (``cap=N``, ``single=1``, the profile's or the default
 ``SELECTION_CAP``), ``all=1`` (everything kept; the best ``listed`` are listed) and
 ``pages=`` (exactly the named pages: by slug, path or full URL; a name that matched nothing
@@ -218,6 +222,7 @@ class Selector:
         self.names = _PageNames(plan.pages) if plan.mode == "pages" else None
         self.seen = 0  # candidates offered
         self.not_pages = 0  # records of a file kind: scored, not selectable
+        self.junk = 0  # pages flagged junk: scored, not selectable
         self.types: Counter[str] = Counter()
         self.sources: Counter[str] = Counter()  # batch source -> URLs (sitemap, link, ...)
 
@@ -228,9 +233,11 @@ class Selector:
         totals: list[int],
         types: list[str],
         slots: list[str | None],
+        junk: int = 0,
     ) -> None:
-        """Offer a batch (records with their totals, types and slots, in order)."""
-        if self.names is None and self.floor is not None and len(records) >= 16:
+        """Offer a batch (records with their totals, types and slots, in order); ``junk``:
+        how many of its records are flagged junk (``UrlBatch.junk``; 0 looks at none)."""
+        if not junk and self.names is None and self.floor is not None and len(records) >= 16:
             kinds = [rec.get("kind") for rec in records]
             if NOT_PAGES.isdisjoint(kinds):
                 self._offer_pages(records, totals, types, slots)
@@ -244,6 +251,9 @@ class Selector:
         for rec, total, kind, slot in zip(records, totals, types, slots, strict=True):
             if rec.get("kind") in NOT_PAGES:
                 self.not_pages += 1
+                continue
+            if junk and "junk_pattern" in rec:
+                self.junk += 1
                 continue
             offered += 1
             self.types[kind] += 1
@@ -351,6 +361,7 @@ class Selector:
             plan=plan,
             candidates=self.seen,
             not_pages=self.not_pages,
+            junk=self.junk,
             kept=kept,
             kept_count=kept_count,
             cut=cut,
@@ -393,6 +404,7 @@ class Selection:
     type_counts: dict[str, int]
     warnings: list[str]
     errors: list[str]
+    junk: int = 0  # pages flagged junk, never candidates
     scores: dict[str, Any] = field(default_factory=dict)  # the crawl log's capped scores
     sources: dict[str, int] = field(default_factory=dict)  # batch source -> URLs
     keywords: re.Pattern[str] = DEFAULT_KEYWORDS  # to rebuild breakdowns
@@ -404,6 +416,7 @@ class Selection:
             "mode": self.plan.mode,
             "candidates": self.candidates,
             "not_pages": self.not_pages,
+            "junk": self.junk,
             "kept": {
                 "count": self.kept_count,
                 "listed": len(self.kept),

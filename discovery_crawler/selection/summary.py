@@ -8,7 +8,8 @@ in the form of the IA-extraction design note::
     Cut (28 pages, all=1 to lift): /blog/post-1, /blog/post-2, /blog/post-3, /blog/post-4, …
 
 "pages" counts the URLs selection chose among (file kinds such as PDFs are not pages) plus
-those the junk filter removed, so the numbers add up: discovered = junk + kept + cut.
+the pages flagged as junk (never selected, in the feed or left out of it), so the numbers add
+up: discovered = junk + kept + cut.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ def selection_lines(record: Any) -> list[str]:
     if selection is None:
         return []
     plan = selection.plan
-    junk = record.junk.count if getattr(record, "junk", None) is not None else 0
+    filtered = getattr(record, "filtered", None)
+    junk = selection.junk + (filtered["junk"] if filtered else 0)  # offered + left out
     site = record.site_origin or record.options.url
     pages = selection.candidates + junk
     lines = [f"Discovered {_plural(pages)} on {site} ({source_label(record, selection.sources)})."]

@@ -32,9 +32,50 @@ class SitemapAttempt:
     malformed: int = 0  # entries without a usable location
     error: str | None = None  # why it yielded nothing (or stopped early)
     problem: str | None = None  # recovered trouble (malformed XML, truncated gzip)
+    note: str | None = None  # how it was read when not as it says (a urlset of sitemaps)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+_SITEMAP_SUFFIXES = (".xml", ".xml.gz")
+
+
+class SitemapListing:
+    """Whether every location a ``<urlset>`` lists is a sitemap document (a path ending in
+    ``.xml`` or ``.xml.gz``): such a urlset is an index written as a urlset, and its
+    locations are tried as child sitemaps. Fed a batch at a time; a document whose first
+    location is not one costs one ``endswith``, and the locations are only kept while all
+    of them are."""
+
+    __slots__ = ("locations", "possible")
+
+    def __init__(self) -> None:
+        self.possible: bool | None = None  # None until the first location is seen
+        self.locations: list[str] = []
+
+    def admits(self, first: str) -> bool:
+        """Whether a batch whose first location is ``first`` is to be ``see``n: False,
+        for good, once a location is not a sitemap's."""
+        if self.possible is None and not _looks_like_sitemap(first):
+            self.possible = False
+        return self.possible is not False
+
+    def see(self, locations: list[str]) -> None:
+        """The next batch's locations (raw or normalized; '' for an unreadable one)."""
+        if self.possible is False or not locations:
+            return
+        readable = [loc for loc in locations if loc]
+        if all(map(_looks_like_sitemap, readable)):
+            self.possible = True
+            self.locations.extend(readable)
+        else:
+            self.possible = False
+            self.locations = []
+
+
+def _looks_like_sitemap(location: str) -> bool:
+    return location.strip().lower().endswith(_SITEMAP_SUFFIXES)
 
 
 def content_preference(url: str) -> int:

@@ -7,8 +7,22 @@ XML is recovered (``recover=True``) with the problem recorded in ``ParseResult``
 Streaming: ``lxml.etree.iterparse`` reads the body in chunks and handled elements are
 cleared, so memory stays flat whatever the document's size.
 
-``iter_sitemap`` yields ``Entry`` tuples with the raw ``loc`` as written (resolution and
-normalization happen in the URL pipeline, in batches).
+``iter_sitemap(body, url)`` is the public entry point: it yields ``Entry`` tuples, each
+``loc`` resolved against the document's URL. ``iter_sitemap_batches`` is the crawler's: raw
+locations as written, in lists (resolution and normalization happen in the URL pipeline,
+in batches).
+
+What is read as an entry (and what is not):
+
+- several ``<loc>`` in one ``<url>`` or ``<sitemap>`` (an unclosed element: the generator
+  left out ``</url><url>``) are each an entry, with the fields that follow each one; the
+  split is counted in ``ParseResult.repairs``;
+- a ``<url>`` in an RSS or Atom feed (the channel's ``<image><url>``, which every WordPress
+  feed has) is the feed's picture, not a page; an RSS ``<guid isPermaLink="false">`` is an
+  identifier, not a URL (RSS 2.0), so an item with only such a guid has no location;
+- an ``xhtml:link`` is an alternate only with ``rel="alternate"``;
+- a text sitemap's line is a location when it starts with ``http(s)://`` or ``/``, or names
+  a host without a scheme (``urls.normalize.host_first``).
 """
 
 from __future__ import annotations
@@ -22,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
+from discovery_crawler.urls.normalize import UrlError, host_first, resolve_location
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -60,11 +75,22 @@ class ParseResult:
     problem: str | None = None  # recovered error, in words
     decompressed_bytes: int = 0
     gzipped: bool = False
+    repairs: dict[str, int] = field(default_factory=dict)  # entries read other than as written
+    repair_examples: list[dict[str, str]] = field(default_factory=list)  # a few, with raw
 
     def add_malformed(self, raw: str, cap: int = 100) -> None:
         self.malformed_count += 1
         if len(self.malformed) < cap:
             self.malformed.append(raw[:500])
+
+    def add_repair(self, reason: str, count: int, raw: str, cap: int = 100) -> None:
+        self.repairs[reason] = self.repairs.get(reason, 0) + count
+        if len(self.repair_examples) < cap:
+            self.repair_examples.append({"raw": raw[:500], "reason": reason})
+
+
+SEVERAL_LOCS = "several <loc> in one <url> or <sitemap>: each read as its own entry"
+"""The ``ParseResult.repairs`` reason for a record split at each of its ``<loc>``."""
 
 
 @functools.lru_cache(maxsize=256)  # a site uses a handful of priority values
@@ -110,26 +136,59 @@ def sniff_format(head: bytes) -> str:
 
 def iter_sitemap(
     body: bytes | SitemapBody,
+    url: str | None = None,
+    *,
     result: ParseResult | None = None,
     max_bytes: int = 0,
     fast: bool = True,
 ) -> Iterator[Entry]:
-    """Yield the entries of a sitemap body (raw bytes, gzipped or not), child sitemaps
-    (``is_sitemap``) after the pages."""
+    """Yield the entries of a sitemap body (bytes, gzipped or not) found at ``url``, child
+    sitemaps (``is_sitemap``) after the pages.
+
+    With ``url``, each ``loc`` (and alternate ``href``) is resolved against it as the
+    crawler resolves sitemap locations (``urls.normalize.resolve_location``: ``/a`` and
+    ``./a`` against the document, ``www.example.com/`` as that host); one that cannot be
+    resolved is left as written. Without it, locations are as written. ``result`` (a
+    ``ParseResult``) is filled in as the document is read: format, counts, malformed
+    entries, the problem recovered from; ``max_bytes`` caps the decompressed size
+    (``SitemapTooLarge``); ``fast=False`` skips the plain-urlset fast path.
+    """
     if result is None:
         result = ParseResult()
     make = Entry._make
-    for batch in iter_sitemap_batches(body, result, 1000, max_bytes, fast):
+    where = _resolver(url)
+    for batch in iter_sitemap_batches(body, result, 1000, max_bytes, fast, url=url):
         for fields in batch:
             if len(fields) == 4:  # a fast-path tuple: '' marks a missing field
                 loc, lastmod, changefreq, priority = fields
-                yield make(
+                entry = make(
                     (loc, lastmod or None, changefreq or None, priority or None, None, False)
                 )
             else:
-                yield fields
+                entry = fields
+            yield where(entry)
     for loc in result.children:
-        yield Entry(loc, is_sitemap=True)
+        yield where(Entry(loc, is_sitemap=True))
+
+
+def _resolver(url: str | None) -> Any:
+    """A function giving an entry with its locations resolved against ``url`` (if any)."""
+    if url is None:
+        return lambda entry: entry
+
+    def resolved(raw: str) -> str:
+        try:
+            return resolve_location(raw, url)
+        except UrlError:
+            return raw
+
+    def where(entry: Entry) -> Entry:
+        alternates = entry.alternates
+        if alternates:
+            alternates = tuple((lang, resolved(href)) for lang, href in alternates)
+        return entry._replace(loc=resolved(entry.loc), alternates=alternates)
+
+    return where
 
 
 def iter_sitemap_batches(
@@ -138,12 +197,15 @@ def iter_sitemap_batches(
     batch_size: int = 1000,
     max_bytes: int = 0,
     fast: bool = True,
+    url: str | None = None,
 ) -> Iterator[list[tuple[Any, ...]]]:
     """Yield the page entries of a sitemap body in lists of up to ``batch_size``.
 
     Each entry is a tuple whose first four fields are loc, lastmod, changefreq and
     priority (``''`` or None when absent), optionally followed by alternates. Child
-    sitemaps of an index are collected in ``result.children`` (raw locations).
+    sitemaps of an index are collected in ``result.children`` (raw locations). ``url``,
+    the document's address, tells a text sitemap's scheme-less line naming the site's
+    host from a word (``host_first``).
     """
     if result is None:
         result = ParseResult()
@@ -171,7 +233,7 @@ def iter_sitemap_batches(
             yield from _batched(entries, result, batch_size, skip)
         elif kind == "text":
             result.format = "text"
-            yield from _batched(_iter_text(body, result), result, batch_size, 0)
+            yield from _batched(_iter_text(body, result, url), result, batch_size, 0)
         else:
             result.format = "empty"
     finally:
@@ -243,6 +305,21 @@ _NOT_XML_BYTES = bytes(range(0x00, 0x09)) + b"\x0b\x0c" + bytes(range(0x0E, 0x20
 # What ``\s`` and ``str.split()`` take for whitespace among ASCII characters.
 _ASCII_WHITESPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _ENCODING = re.compile(r"""^\s*<\?xml[^>]*encoding=["']([A-Za-z0-9._-]+)""")
+# The first window's text before its first <url>: an optional XML declaration (version
+# first, then encoding and standalone, quoted), processing instructions
+# (``<?xml-stylesheet …?>``) and the <urlset …> start tag with quoted attributes — checked
+# once per document, so that a broken header (a mangled declaration, an unquoted or
+# unclosed attribute, a start tag without ``>``) goes to lxml, which recovers it and
+# records the problem, instead of being read as if it were well-formed.
+_S = "[ \t\r\n]"
+_PLAIN_HEADER = re.compile(
+    rf"{_S}*(?:<\?xml{_S}+version{_S}*={_S}*(?:\"1\.[0-9]+\"|'1\.[0-9]+')"
+    rf"(?:{_S}+encoding{_S}*={_S}*(?:\"[A-Za-z][\w.-]*\"|'[A-Za-z][\w.-]*'))?"
+    rf"(?:{_S}+standalone{_S}*={_S}*(?:\"(?:yes|no)\"|'(?:yes|no)'))?{_S}*\?>)?"
+    rf"(?:{_S}*<\?(?![Xx][Mm][Ll](?:{_S}|\?))[A-Za-z_][\w.:-]*(?:{_S}(?:[^?]|\?(?!>))*)?\?>)*"
+    rf"{_S}*<urlset((?:{_S}+[A-Za-z_][\w.:-]*{_S}*={_S}*(?:\"[^\"<]*\"|'[^'<]*'))*){_S}*>{_S}*"
+)
+_ATTRIBUTE_NAME = re.compile(rf"([A-Za-z_][\w.:-]*){_S}*=")
 _ENTITY = re.compile(r"&(#[0-9]+|#x[0-9A-Fa-f]+|[A-Za-z]+);")
 _PREDEFINED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
 _FIRST = operator.itemgetter(0)
@@ -364,6 +441,15 @@ def _plain_urlset_batches(
             header_tags = start.count("<")
             if header_tags - start.count("<?") != 1:
                 raise _NotPlain  # only <urlset> after the declarations, nothing else
+            header = _PLAIN_HEADER.fullmatch(start)
+            if header is None:
+                raise _NotPlain  # a broken header: lxml recovers it and says so
+            names = _ATTRIBUTE_NAME.findall(header.group(1))
+            if len(set(names)) != len(names):
+                raise _NotPlain  # an attribute given twice is not XML either
+            declared = {n[6:] for n in names if n.startswith("xmlns:")} | {"xmlns", "xml"}
+            if any(n.partition(":")[0] not in declared for n in names if ":" in n):
+                raise _NotPlain  # a prefix no xmlns: declares (namespace well-formedness)
         matches, tags = _block_matches(text)
         count = len(matches)
         # Every "<" of the window is in a matched block: no block the regex skipped, no
@@ -390,7 +476,7 @@ def _plain_urlset_batches(
     result.format = "urlset"
 
 
-def _iter_text(body: SitemapBody, result: ParseResult) -> Iterator[Entry]:
+def _iter_text(body: SitemapBody, result: ParseResult, url: str | None) -> Iterator[Entry]:
     first = True
     while line_bytes := body.readline():
         if first:
@@ -399,7 +485,9 @@ def _iter_text(body: SitemapBody, result: ParseResult) -> Iterator[Entry]:
         line = line_bytes.decode("utf-8", "replace").strip()
         if not line:
             continue
-        if line.startswith(("http://", "https://", "/")) and not any(c.isspace() for c in line):
+        if (line.startswith(("http://", "https://", "/")) or host_first(line, url)) and not any(
+            c.isspace() for c in line
+        ):
             result.urls += 1
             yield Entry(line)
         else:
@@ -438,20 +526,22 @@ def _iter_xml(body: SitemapBody, result: ParseResult, careful: bool = False) -> 
         remove_blank_text=True,
         huge_tree=True,
     )
-    extensions = result.extensions
     make = Entry._make  # tuple.__new__: no Python-level __new__ per URL
     keys: _Keys | None = None
     held: Entry | None = None
+    in_feed: bool | None = None  # the root is rss/RDF/feed: known at the first odd record
     n = 0
     try:
         for _, el in parser:
             tag = el.tag
             ns = tag[: tag.rfind("}") + 1]
             name = tag[len(ns) :]
-            entry = None
+            entry: Any = None
             try:
                 if careful and (name == "url" or name == "sitemap"):
-                    entry = _sitemap_entry(el, name == "sitemap", extensions)
+                    if in_feed is None:
+                        in_feed = _is_feed(el)
+                    entry = _sitemap_entries(el, name == "sitemap", result, in_feed)
                 elif name == "url" or name == "sitemap":
                     # Fast path (measured ~2 µs less per URL than walking children by local
                     # name): map the children's qualified tags to their text in one C-level
@@ -460,7 +550,8 @@ def _iter_xml(body: SitemapBody, result: ParseResult, careful: bool = False) -> 
                         keys = _Keys(ns)
                     fields = {child.tag: child.text for child in el}
                     loc = fields.get(keys.loc)
-                    if loc is not None and fields.keys() <= keys.plain:
+                    # (a field twice, e.g. two <loc>, leaves fewer keys than children)
+                    if loc is not None and fields.keys() <= keys.plain and len(fields) == len(el):
                         loc = loc.strip()
                         if loc:
                             lastmod = fields.get(keys.lastmod)
@@ -477,7 +568,9 @@ def _iter_xml(body: SitemapBody, result: ParseResult, careful: bool = False) -> 
                                 )
                             )
                     else:  # alternates, extensions, other namespaces, odd shapes
-                        entry = _sitemap_entry(el, name == "sitemap", extensions)
+                        if in_feed is None:
+                            in_feed = _is_feed(el)
+                        entry = _sitemap_entries(el, name == "sitemap", result, in_feed)
                 elif name == "item":
                     entry = _rss_entry(el)
                 elif name == "entry":
@@ -486,6 +579,15 @@ def _iter_xml(body: SitemapBody, result: ParseResult, careful: bool = False) -> 
                 entry = None
             if entry is None:
                 result.add_malformed(_describe(el))
+            elif entry.__class__ is list:  # several <loc>, malformed parts, or a feed's <url>
+                for part in entry:
+                    if part is None:
+                        result.add_malformed(_describe(el))
+                    elif held is None:
+                        held = part
+                    else:
+                        yield _counted(held, result)
+                        held = part
             elif held is None:
                 held = entry
             else:
@@ -573,47 +675,80 @@ def _text(el: lxml.etree._Element) -> str | None:
     return text or None
 
 
-def _sitemap_entry(
-    el: lxml.etree._Element, is_sitemap: bool, extensions: dict[str, int]
-) -> Entry | None:
-    loc = lastmod = changefreq = priority = None
-    alternates: list[tuple[str | None, str]] | None = None
+def _is_feed(el: lxml.etree._Element) -> bool:
+    """Whether the document being parsed (``el``'s) is an RSS (2.0 or RDF) or Atom feed."""
+    root = el.getroottree().getroot()
+    return root is not None and _local(root.tag).lower() in ("rss", "rdf", "feed")
+
+
+class _Record:
+    """The fields of one entry of a ``<url>``/``<sitemap>`` being read."""
+
+    __slots__ = ("alternates", "changefreq", "lastmod", "loc", "priority", "usable")
+
+    def __init__(self) -> None:
+        self.loc = self.lastmod = self.changefreq = self.priority = None
+        self.alternates: list[tuple[str | None, str]] | None = None
+        self.usable = True  # False: its <loc> held markup or an entity reference
+
+    def entry(self, is_sitemap: bool) -> Entry | None:
+        if not self.usable or not self.loc:
+            return None
+        alternates = tuple(self.alternates) if self.alternates else None
+        return Entry(self.loc, self.lastmod, self.changefreq, self.priority, alternates, is_sitemap)
+
+
+def _sitemap_entries(
+    el: lxml.etree._Element, is_sitemap: bool, result: ParseResult, in_feed: bool
+) -> Entry | list[Entry | None] | None:
+    """The entry of a ``<url>``/``<sitemap>`` (None: no usable location), or a list when it
+    holds several ``<loc>``: each starts an entry, with the fields that follow it (the
+    generator left out ``</url><url>``), and None stands for each one without a usable
+    location. In a feed a ``<url>`` is not a sitemap entry (RSS's ``<image><url>`` is
+    the channel's picture): an empty list."""
+    if in_feed:
+        result.extensions["image"] = result.extensions.get("image", 0) + 1
+        return []
+    extensions = result.extensions
+    records = [_Record()]
+    record = records[0]
     for child in el:
         tag = child.tag
         if tag.__class__ is not str:
             continue
         name = tag[tag.rfind("}") + 1 :]
         if name == "loc":
+            if record.loc is not None or not record.usable:
+                record = _Record()
+                records.append(record)
             if len(child):  # an entity reference (never expanded) or markup inside <loc>
-                return None
-            loc = _text(child)
+                record.usable = False
+            else:
+                record.loc = _text(child)
         elif name == "lastmod":
-            lastmod = _text(child)
+            record.lastmod = _text(child)
         elif name == "changefreq":
-            changefreq = _text(child)
+            record.changefreq = _text(child)
         elif name == "priority":
-            priority = _text(child)
+            record.priority = _text(child)
         elif name == "link":
             href = child.get("href")
-            if href and child.get("rel", "alternate") == "alternate":
-                if alternates is None:
-                    alternates = []
-                alternates.append((child.get("hreflang"), href.strip()))
+            rel = child.get("rel")
+            if href and rel and "alternate" in rel.lower().split():
+                if record.alternates is None:
+                    record.alternates = []
+                record.alternates.append((child.get("hreflang"), href.strip()))
+            else:  # rel="canonical", no rel: not an alternate of this page
+                extensions[name] = extensions.get(name, 0) + 1
         else:
             extensions[name] = extensions.get(name, 0) + 1
-    if loc is None and len(el) == 0:
-        # Lenient, like crawler-commons: ``<sitemap>https://…</sitemap>`` with no <loc>.
-        loc = _text(el)
-    if not loc:
-        return None
-    return Entry(
-        loc,
-        lastmod,
-        changefreq,
-        priority,
-        tuple(alternates) if alternates else None,
-        is_sitemap,
-    )
+    if len(records) == 1:
+        if record.loc is None and record.usable and len(el) == 0:
+            # Lenient, like crawler-commons: ``<sitemap>https://…</sitemap>`` with no <loc>.
+            record.loc = _text(el)
+        return record.entry(is_sitemap)
+    result.add_repair(SEVERAL_LOCS, len(records) - 1, " ".join(str(r.loc) for r in records))
+    return [r.entry(is_sitemap) for r in records]
 
 
 def _rss_entry(el: lxml.etree._Element) -> Entry | None:
@@ -622,7 +757,7 @@ def _rss_entry(el: lxml.etree._Element) -> Entry | None:
         name = _local(child.tag)
         if name == "link" and child.text:
             link = _text(child)
-        elif name == "guid" and child.get("isPermaLink", "true") != "false":
+        elif name == "guid" and child.get("isPermaLink", "true").strip().lower() != "false":
             guid = _text(child)
         elif name in ("pubDate", "date", "updated"):
             lastmod = lastmod or _text(child)

@@ -447,6 +447,11 @@ def _split(column: str | list[str], n: int) -> list[str]:
     return column.split(_SEP) if n else []
 
 
+def split_column(column: str | list[str], n: int) -> list[str]:
+    """A ``WorkedBatch`` column's ``n`` values ('' where there is none)."""
+    return _split(column, n)
+
+
 def _with_gaps(column: list[Any], gaps: dict[int, Any], n: int, gap: Any) -> list[Any]:
     """``column`` (one value per entry not in ``gaps``) with ``gap`` at each gap."""
     values = iter(column)
@@ -466,8 +471,11 @@ def parse_document(
     result = ParseResult()
     too_large = None
     pending: list[list[tuple[Any, ...]]] = []
+    tools.origins.take_repairs()  # this document's own, below
     try:
-        for entries in iter_sitemap_batches(SitemapBody(body, max_bytes), result, batch_size):
+        for entries in iter_sitemap_batches(
+            SitemapBody(body, max_bytes), result, batch_size, url=base
+        ):
             pending.append(worked_batch(entries, base, tools))
             if len(pending) >= chunk:
                 yield "batches", pending
@@ -476,6 +484,11 @@ def parse_document(
         too_large = str(exc)
     if pending:
         yield "batches", pending
+    # Locations the normalizer read other than as written travel with the parse's own.
+    repairs, examples = tools.origins.take_repairs()
+    for reason, count in repairs.items():
+        result.repairs[reason] = result.repairs.get(reason, 0) + count
+    result.repair_examples.extend(examples[: max(0, 100 - len(result.repair_examples))])
     yield "done", (result, too_large, dict(tools.origins.rewritten))
 
 

@@ -29,18 +29,31 @@ from discovery_crawler.crawling.links import (
     crawl_settings,
     unify_site_origin,
 )
+from discovery_crawler.crawling.verify import (
+    ListedPageVerifier,
+    verify_method,
+    verify_settings,
+)
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME
 from discovery_crawler.profiles import available_profiles, load_profile
 from discovery_crawler.run_record import RunRecord
 from discovery_crawler.selection.paths import pillar_keywords
 from discovery_crawler.signals import urls_expected
-from discovery_crawler.sitemaps.attempts import SitemapAttempt, content_preference
+from discovery_crawler.sitemaps.attempts import SitemapAttempt, SitemapListing, content_preference
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.expected import ExpectedUrls
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
-from discovery_crawler.sitemaps.worker import ParseWorker, RunContext, WorkerFailed
-from discovery_crawler.urls.normalize import OriginCache, UrlError, host_of, origin_of, resolve
+from discovery_crawler.sitemaps.worker import ParseWorker, RunContext, WorkerFailed, split_column
+from discovery_crawler.urls.normalize import (
+    HOST_FIRST,
+    OriginCache,
+    UrlError,
+    host_first,
+    host_of,
+    origin_of,
+    resolve_location,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -53,6 +66,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 FEED_FORMATS = ("jsonl", "jsonlines", "json", "csv")
+_NO_LOCATION = "entry without a location"
 _ROBOTS_PRIORITY = 1000
 _SITEMAP_PRIORITY = 100
 _SETTINGS_IN_LOG = (
@@ -95,17 +109,19 @@ def describe_failure(failure: Failure) -> str:
     return f"{name}: {text}"
 
 
-class DiscoverSpider(LinkCrawler, SitemapSpider):
+class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
     """Discover a site's URLs from robots.txt, sitemaps and links; write an explained
     inventory.
 
     Modes (SPEC §3): ``sitemap`` walks sitemaps only; ``auto`` too, and falls back to a
-    BFS link crawl from the homepage when no sitemap yielded a URL of the site (decided
+    BFS link crawl from the homepage when no sitemap yielded a page of the site (a URL of
+    kind page or paginated: a sitemap listing only files or feeds does not count; decided
     when the walk is idle, so every batch has been through the pipelines); ``links``
     crawls links only; ``union`` does both: sitemap URLs enter the crawl at depth 1
     (``pipelines/union.py``) while links are followed from the homepage, and each URL is
     marked ``sitemap_only`` (listed, never linked) or ``links_only`` (linked, in no
     sitemap). The link crawl is ``crawling.links.LinkCrawler``, shared with ``links``.
+    ``-a verify=1`` also fetches the listed pages (``crawling.verify.ListedPageVerifier``).
     """
 
     name = "discover"
@@ -134,6 +150,8 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         options = RunOptions.from_arguments(spargs, available_profiles())
         check_budget_limits(options, load_profile(options.profile))
         check_feed_formats(settings.getdict("FEEDS"))
+        if options.verify:
+            verify_method(settings)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -159,6 +177,8 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
                 pipelines = settings.getdict("ITEM_PIPELINES")
                 pipelines["discovery_crawler.pipelines.union.UnionPipeline"] = 150
                 settings.set("ITEM_PIPELINES", pipelines, priority="spider")
+            if self.options.verify:
+                verify_settings(settings, union=self.mode == "union")
             if self.mode != "sitemap":
                 crawl_settings(settings)
         elif self.mode == "auto":
@@ -187,6 +207,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         if self.mode != self.options.mode:
             self.record.note(f"profile {self.options.profile} runs mode={self.mode}")
         self.setup_link_crawl(settings, union=self.mode == "union")
+        self.setup_verify(settings, union=self.mode == "union")
 
     # -- start --------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Any]:
@@ -240,15 +261,16 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         return seed
 
     def spider_idle(self) -> None:
-        """``auto``: when the sitemap walk is over and found no URL of the site, crawl
+        """``auto``: when the sitemap walk is over and listed no page of the site, crawl
         links from the homepage instead (SPEC §4 step 4)."""
         record = self.record
+        pages = record.kinds["page"] + record.kinds["paginated"]
         if (
             self.mode != "auto"
             or self._fell_back
             or self.options.input_kind == "sitemap"
             or record.failure
-            or record.counts["unique"]
+            or pages
             or not record.site_origin
         ):
             return
@@ -257,9 +279,13 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
             return  # nothing answered: the site is unreachable, not sitemap-less
         self._fell_back = True
         seed = self._seed_url(self.origins.normalize(self.options.url))
-        record.note(
-            f"no sitemap yielded a URL of the site; fell back to a BFS link crawl from {seed}"
-        )
+        listed = record.counts["unique"]
+        if listed:
+            kinds = ", ".join(f"{n:,} {kind}" for kind, n in record.kinds.items() if n)
+            why = f"the sitemaps listed {listed:,} URL(s) of the site but no page ({kinds})"
+        else:
+            why = "no sitemap yielded a URL of the site"
+        record.note(f"{why}; fell back to a BFS link crawl from {seed}")
         self.crawler.stats.set_value("discovery/fallback", "links")
         self.crawler.engine.crawl(self.seed_request(seed))
         raise DontCloseSpider
@@ -323,16 +349,35 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
             self._unify_site_origin(final_origin)
 
     def _conventional_requests(self) -> Iterator[Request]:
+        """Every conventional address not yet tried, at once: generators name their
+        sitemaps differently and a site may have several (an old ``/sitemap.xml`` beside
+        a plugin's ``/sitemap/sitemap-index.xml``); the visited set drops repeats. A
+        homepage under a path (a project site, ``https://user.github.io/project/``) has
+        its own folder's addresses tried first."""
+        for base in self._conventional_bases():
+            for path in self.conventional_paths:
+                request = self._sitemap_request(base + path, "conventional", None, 0)
+                if request is not None:
+                    yield request
+
+    def _conventional_bases(self) -> list[str]:
+        """The homepage's folder (when it is not the root), then the site's root."""
         site = self.record.site_origin
         assert site is not None
-        for path in self.conventional_paths:
-            request = self._sitemap_request(site + path, "conventional", None, 0)
-            if request is not None:
-                yield request
+        bases = [site]
+        if self.options.input_kind == "homepage":
+            try:
+                start = self.origins.normalize(self.options.url)
+            except UrlError:
+                return bases
+            folder = start[len(origin_of(start)) :].rpartition("/")[0]
+            if folder:
+                bases.insert(0, site + folder)
+        return bases
 
     # -- sitemaps -----------------------------------------------------------------------
     def _sitemap_request(
-        self, url: str, source: str, parent: str | None, depth: int
+        self, url: str, source: str, parent: str | None, depth: int, note: str | None = None
     ) -> Request | None:
         """A request for a sitemap address, or None when it was tried or is skipped."""
         record = self.record
@@ -373,11 +418,11 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         if source == "index" and site and parent:
             origin = origin_of(url)
             if origin != site and origin != origin_of(parent):
-                attempt = SitemapAttempt(url, source, parent, depth)
+                attempt = SitemapAttempt(url, source, parent, depth, note=note)
                 attempt.error = f"on another host ({origin}); the protocol forbids it, not fetched"
                 record.attempts[url] = attempt
                 return None
-        attempt = SitemapAttempt(url, source, parent, depth)
+        attempt = SitemapAttempt(url, source, parent, depth, note=note)
         record.attempts[url] = attempt
         record.sitemaps_pending += 1
         self.documents_scheduled += 1
@@ -490,6 +535,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         self.crawler.stats.inc_value("discovery/sitemaps/worker_documents")
         base = response.url
         sent = 0  # entries yielded: an in-process re-parse skips them
+        listing = SitemapListing()
         try:
             version = self.origins.version  # the rewrites the worker is sent
             context = RunContext(
@@ -506,6 +552,14 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
                 if kind == "batches":
                     for batch in payload:
                         sent += batch.n
+                        if listing.possible is not False and batch.n:
+                            urls = batch.urls
+                            if urls.__class__ is str:
+                                first = urls[: urls.find("\x00")] if batch.n > 1 else urls
+                            else:
+                                first = urls[0]
+                            if listing.admits(first):
+                                listing.see(split_column(urls, batch.n))
                         yield UrlBatch(
                             "sitemap",
                             base,
@@ -518,32 +572,41 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
                 for raw, to in rewritten.items():
                     if len(self.origins.rewritten) < 100:
                         self.origins.rewritten.setdefault(raw, to)
-                for output in self._finish_document(response, attempt, result, too_large):
+                for output in self._finish_document(response, attempt, result, too_large, listing):
                     yield output
         except WorkerFailed as exc:
             self._worker_failed(str(exc))
-            for output in self._parse_document(response, attempt, skip=sent):
+            for output in self._parse_document(response, attempt, skip=sent, listing=listing):
                 yield output
 
     def _parse_document(
-        self, response: Response, attempt: SitemapAttempt, skip: int = 0
+        self,
+        response: Response,
+        attempt: SitemapAttempt,
+        skip: int = 0,
+        listing: SitemapListing | None = None,
     ) -> Iterator[Any]:
         base = response.url
         result = ParseResult()
         body = SitemapBody(response.body, self.max_bytes)
         too_large = None
+        if listing is None:
+            listing = SitemapListing()
         try:
-            for entries in iter_sitemap_batches(body, result, self.batch_size):
+            for entries in iter_sitemap_batches(body, result, self.batch_size, url=base):
                 if skip:  # already yielded by a worker that died
                     cut = min(skip, len(entries))
                     skip -= cut
                     entries = entries[cut:]
                     if not entries:
                         continue
+                # per batch: one endswith on a urlset that is not a list of sitemaps
+                if listing.possible is not False and listing.admits(entries[0][0]):
+                    listing.see([e[0] for e in entries])
                 yield UrlBatch("sitemap", base, entries)
         except SitemapTooLarge as exc:
             too_large = str(exc)
-        yield from self._finish_document(response, attempt, result, too_large)
+        yield from self._finish_document(response, attempt, result, too_large, listing)
 
     def _finish_document(
         self,
@@ -551,8 +614,10 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         attempt: SitemapAttempt,
         result: ParseResult,
         too_large: str | None,
+        listing: SitemapListing,
     ) -> Iterator[Any]:
         base = response.url
+        record = self.record
         if too_large is not None:
             attempt.error = (
                 f"refused: {too_large} (SITEMAP_MAX_BYTES); "
@@ -560,14 +625,34 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
             )
             self.crawler.stats.inc_value("discovery/sitemaps/too_large")
         self._fill_attempt(attempt, result, response)
-        self._expect(result.urls)
+        children = result.children
+        index_urlset = bool(listing.possible and result.format == "urlset" and too_large is None)
+        self._expect(0 if index_urlset else result.urls)
         if result.malformed_count:
-            for raw in result.malformed:
-                self.record.malformed.append(
-                    {"raw": raw, "reason": "entry without a location", "sitemap": base}
-                )
-            self.record.counts["malformed"] += result.malformed_count
-        yield from self._child_requests(result.children, base, attempt.depth + 1)
+            record.malformed.add_counted(
+                {_NO_LOCATION: result.malformed_count},
+                [{"raw": raw, "reason": _NO_LOCATION, "sitemap": base} for raw in result.malformed],
+            )
+            record.counts["malformed"] += result.malformed_count
+        if result.repairs:
+            examples = [{**example, "sitemap": base} for example in result.repair_examples]
+            record.repaired.add_counted(result.repairs, examples)
+        if index_urlset:
+            # An index written as a urlset (every location a .xml/.xml.gz): its locations
+            # are tried as child sitemaps; they stay in the inventory's counts as listed.
+            children = listing.locations
+            attempt.index = True
+            attempt.sitemaps = len(children)
+            attempt.note = (
+                f"a <urlset> whose {len(children):,} location(s) are all sitemap documents "
+                "(.xml, .xml.gz): read as an index, its locations tried as child sitemaps"
+            )
+            self.crawler.stats.inc_value("discovery/sitemaps/urlset_as_index")
+        if index_urlset:  # their locations were read (and any repair counted) as pages
+            note = "listed by a <urlset> of sitemap documents"
+            yield from self._child_requests(children, base, attempt.depth + 1, note, False)
+        else:
+            yield from self._child_requests(children, base, attempt.depth + 1)
 
     def _expect(self, urls: int) -> None:
         """Tell the per-URL tables how many URLs the walk will list (``signals``)."""
@@ -600,22 +685,40 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         if result.problem:
             self.crawler.stats.inc_value("discovery/sitemaps/recovered")
 
-    def _child_requests(self, children: list[str], base: str, depth: int) -> Iterator[Request]:
+    def _child_requests(
+        self,
+        children: list[str],
+        base: str,
+        depth: int,
+        note: str | None = None,
+        count_repairs: bool = True,
+    ) -> Iterator[Request]:
         if not children:
             return
         resolved = []
         for raw in children:
             try:
-                resolved.append(resolve(raw, base))
+                url = resolve_location(raw, base)
             except UrlError as exc:
                 self.record.malformed.append(
                     {"raw": raw[:500], "reason": exc.reason, "sitemap": base}
                 )
                 self.record.counts["malformed"] += 1
+                continue
+            stripped = raw.strip()
+            if (
+                count_repairs
+                and not stripped.startswith(("https://", "http://"))
+                and host_first(stripped, base)
+            ):
+                self.record.repaired.append(
+                    {"raw": raw[:500], "url": url, "reason": HOST_FIRST, "sitemap": base}
+                )
+            resolved.append(url)
         if self.max_documents:  # a limit may bind: admit content-like sitemaps first
             resolved.sort(key=content_preference, reverse=True)
         for url in resolved:
-            request = self._sitemap_request(url, "index", base, depth)
+            request = self._sitemap_request(url, "index", base, depth, note)
             if request is not None:
                 yield request
 
@@ -632,6 +735,7 @@ class DiscoverSpider(LinkCrawler, SitemapSpider):
         if record.failure:
             self.crawler.stats.set_value("discovery/failed", record.failure)
             return
+        self.verify_finish()
         attempts = list(record.attempts.values())
         fetched = [a for a in attempts if a.status is not None]
         robots = record.robots or {}

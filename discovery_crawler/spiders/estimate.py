@@ -34,6 +34,7 @@ from discovery_crawler.estimate import (
     summary_lines,
     transport_for,
     url_range,
+    verify_seconds,
 )
 from discovery_crawler.middlewares.robots import describe_exception
 from discovery_crawler.profiles import available_profiles, load_profile
@@ -272,6 +273,7 @@ class EstimateSpider(Spider):
         exact = False
         basis = "no sitemap found"
         duration = None
+        verify = None
         if sitemap is not None:
             subs = sitemap["sub_sitemaps"]
             low, high, exact = url_range(sitemap["urls"], subs, self.advertised_unread)
@@ -297,6 +299,7 @@ class EstimateSpider(Spider):
                 )
                 for n in urls
             ]
+            verify = [round(verify_seconds(n, host_interval), 1) for n in urls]
         return {
             "url": self.url,
             "site": self.origin,
@@ -314,6 +317,7 @@ class EstimateSpider(Spider):
             "languages": self.languages.codes(),
             "language_evidence": self.languages.as_dict(),
             "duration_seconds": duration,
+            "verify_seconds": verify,
             "duration_basis": {
                 "HOST_INTERVAL": host_interval,
                 "SITEMAP_CONCURRENCY": concurrency,

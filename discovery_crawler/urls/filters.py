@@ -13,7 +13,9 @@ the one reported:
 ``other_host``     another origin than the site's (scheme, host or port differ; www vs bare
                    was already reconciled by normalization, SPEC §5 rule 8).
 ``asset``          kind ``asset`` (``kinds.py``): .css .js .json .xml .txt, fonts, maps…
-``api``            kind ``api``: ``/api/``, ``/wp-json/``, ``/.well-known/``, ``/graphql``…
+``api``            kind ``api``: ``/wp-json/``, ``/.well-known/``, ``/graphql``…, and
+                   ``/api/…`` paths without a page's name (``/api/x.html`` is a page) that
+                   no fetch showed to be HTML (``kinds.py`` rule 2).
 ``pagination``     kind ``paginated``: past page 1.
 ``action``         a link that does something instead of showing something (see below).
 ``exclude_paths``  under one of the run's ``exclude_paths``.

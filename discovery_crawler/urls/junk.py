@@ -1,18 +1,51 @@
-"""The junk-page filter's pattern table (SPEC §7): CMS drafts, samples and one-off pages.
+"""The junk-page patterns (SPEC §7): CMS drafts, samples and one-off pages.
 
 WordPress and other CMSs leave test pages, sample content, drafts, campaign one-offs and A/B
 variants in public sitemaps; with a cap of 5 pages they would crowd out the real ones. This
-module only *names* them: which pattern a URL path matches (its ``name`` is the reason written
-to ``_crawl-log.json``). Switching the filter off and sparing the URLs named in ``pages`` are
-the pipeline's business.
+module only *names* them: which pattern a URL path matches (its ``name`` is the
+``junk_pattern`` of the feed record and the reason in ``_crawl-log.json``). A junk URL is
+flagged, not dropped — flagging, sparing the URLs named in ``pages`` and switching the filter
+off are the pipeline's business — so what matters here is precision: a pattern must not fire
+on real content, since a flagged page is never selected.
 
 How a path is matched. Only the URL path counts (anything from the first ``?`` or ``#`` is
 ignored; a path without a leading ``/`` gets one), ASCII case-insensitively, one *segment*
-(the text between two ``/``) at a time, at any depth: ``/blog/Test`` is as junk as ``/test/``.
-A segment may end with a short file extension (``/test.html``) or matrix parameters
-(``/test;jsessionid=1``). ``N`` below is a run of digits, and ``-`` in a rule also accepts
-``_``. The first row of the table (in this order) that matches any segment names the reason.
+(the text between two ``/``) at a time. A segment may end with a page extension (``.html``,
+``.htm``, ``.shtml``, ``.xhtml``, ``.php``, ``.asp``, ``.aspx``, ``.jsp``, ``.cfm``) or matrix
+parameters (``;jsessionid=1``); a file's name (``test1.png``, ``test.pdf``) is not a page's.
+``N`` below is a run of digits, and ``-`` in a rule also accepts ``_``. The first row of the
+table (in this order) that matches an eligible segment names the reason.
 
+Where a pattern may fire — what precision means for a leftover page. An editor makes test
+pages, samples and copies in the CMS's page tree, near its top; a segment deep in a path is
+the name of a record in a catalogue (``/experiments/ERP022128/test``: an experiment its
+submitter titled "test"), of a module in a reference (``/3/library/test.html``) or of a term
+in a vocabulary, and that is real content whatever it says. So:
+
+- **Shallow only**: a segment is eligible at depth 1 or 2, depth counted without a leading
+  locale (``/en/``, ``/pt-br/``) and without date segments (``/2024/``, ``/2024/05/23/``,
+  ``/2024-05-23/``): ``/test/``, ``/blog/test/``, ``/en/blog/2024/05/test/`` are depth 1–2;
+  ``/experiments/ERP022128/test`` is depth 3.
+- **Not a taxonomy term**: the segment after ``tag``, ``tags``, ``category``, ``categories``,
+  ``topic``, ``topics``, ``label`` or ``labels`` names a term of the site's vocabulary, whose
+  listing page is generated (``/tags/working-copy``: posts about the Working Copy app).
+- **CMS samples** (the sample rows) are what a CMS or a site template creates at install: at
+  the top level (WordPress's ``/hello-world/``, ``/sample-page/``) or in the blog at depth 2
+  (under ``blog``, ``blogs``, ``news``, ``post``, ``posts``, ``article``, ``articles``,
+  ``stories``: Docusaurus's ``/blog/hello-world``). ``/docs/hello-world/`` is a tutorial.
+- **Markers on a short slug** (the *marker* rows): ``-copy``, ``-old``, ``-backup``,
+  ``draft-``, ``copy-of-``, ``-variant-b``, ``-v2-test`` mark a copy of a page only on a short
+  slug — the rest of the segment (its *stem*, without a trailing ``-N``) at most three words —
+  and not when the word next to the marker makes it a phrase (``and``, ``or``, ``of``,
+  ``the``, ``a``, ``an``, ``in``, ``on``, ``for``, ``to``, ``vs``, ``with``, ``my``, ``your``,
+  ``our``, ``their``, ``is``, ``are``, ``too``, ``so``, ``how``). A long descriptive slug is
+  a title: ``/…-influenza-vaccine-response-in-young-and-old`` is an article, ``/get-a-copy/``
+  an order form, ``/about-old/`` and ``/home-old-2/`` are copies.
+- **Prefixes at the top level only**: ``draft-…`` and ``copy-of-…`` one level down name
+  documents (IETF's Internet-Drafts: ``/html/draft-koster-rep``, ``/doc/draft-ietf-…``),
+  not a CMS's copies of its pages.
+
+The table
 Test pages
   ``test``            test with an optional number: test, test1, test-2, test_3.
   ``test-page``       test-page, test-post, test-content, test-article, test-site, test-product,
@@ -22,17 +55,18 @@ Test pages
 CMS samples — the exact segment, with an optional ``-N`` (CMSs de-duplicate slugs so)
   ``sample-page``, ``hello-world``, ``lorem-ipsum``, ``example-page``; ``untitled`` also takes
   a bare number (untitled1). A post *about* them is real: /hello-world-in-rust/.
-Drafts and copies
+Drafts and copies (marker rows but ``temp``)
   ``draft-prefix``    a segment starting with ``draft-``: /draft-new-home/. Not /drafts/,
                       /drafting-services/, /mock-draft/. Known false positive: /draft-beer/ —
-                      name it in ``pages`` to keep it.
+                      name it in ``pages`` to select it.
   ``copy-suffix``     ending with ``-copy`` (or ``-copy-N``): /about-copy/. Not /copy/,
-                      /copyright/, /copywriting/. Known false positive: /working-copy/.
+                      /copyright/, /copywriting/, nor a kind of copy: ``-copy`` after ad,
+                      sales, web, body, hard, soft, carbon, working, master, fair.
   ``copy-of-prefix``  starting with ``copy-of-``: /copy-of-about/.
   ``old-suffix``      ending with ``-old`` (or ``-old-N``) — the suffix only, so /old-town/ and
                       /golden-oldies/ stay, and a bare /old/ is left to scoring (SPEC §8: −4).
                       Ages are spared: ``-old`` after year(s), month(s), week(s), day(s)
-                      (/2-year-old/). Known false positive: /young-and-old/.
+                      (/2-year-old/).
   ``backup-suffix``   ending with ``-backup`` (or ``-backup-N``): /home-backup/. Not a segment
                       starting with backup (/backup-software/), a bare /backup/, nor a backup
                       *product*: ``-backup`` after cloud, data, database, server(s), online,
@@ -44,7 +78,7 @@ One-off campaigns
                       page about holidays: opening hours, a travel section).
   ``promo-number``    promo + N: /promo-2/. Not /promo/, /promotions/, /promo-codes/.
   ``landing-test``    landing-test or landing-page-test (``-N`` allowed). Not /landing/.
-A/B variants
+A/B variants (marker rows)
   ``variant-suffix``  ending with ``variant-`` + one letter or a 1–2 digit number:
                       /home-variant-b/, /variant-2/. Not /variants/, /variant-calling/.
   ``version-test``    ending with ``vN-test`` (``-N`` allowed): /pricing-v2-test/, /v3-test/.
@@ -52,16 +86,14 @@ A/B variants
 Never junk: /page-2/ and /page/2/ (the pagination rule's business), /year-2024/,
 /annual-report-2023/, /testimonials/, /latest/, /contest/, /attestation/.
 
-Speed. Walking the ~20 regexes of the table costs ~8 µs for a non-junk path. ``junk_patterns_many``
-instead joins the batch into one lowercased text and makes six passes over it — one for the
-rows anchored at a segment start, one per suffix keyword led by that literal, so that ``re``
-scans for it in C — then walks the table only for the paths they flag (a superset of the junk
-ones). Measured here with ``timeit`` (CPython 3.11, 2-core VM, best of 5, 50,000 paths):
-synthetic non-junk paths like ``/section-7/article-123456/``, ``/blog/2024/05/my-post/`` and
-``/en/docs/install/`` cost ~0.25 µs each in the batch; 99,727 real sitemap paths (~100
-characters, many hyphens) ~0.6 µs; a junk path ~3.5 µs (the table walk). ``junk_pattern``
-(one path) costs ~0.75 µs. For comparison, a per-path loop over one combined regex measured
-~0.45 µs and ~0.8 µs on the same sets.
+``scripts/junk_hits.py`` lists every URL of the project's real data (sitemaps and site
+archives) that the table flags: rerun it, and judge each URL, when you change a row.
+
+Speed. Walking the table for a path costs a few µs. ``junk_patterns_many`` instead joins the
+batch into one lowercased text and makes six passes over it — one for the rows anchored at a
+segment start, one per suffix keyword led by that literal, so that ``re`` scans for it in C —
+then walks the table only for the paths they flag (a superset of the junk ones: the passes
+know nothing of depth, taxonomies or word counts). Timings: bench/README.md.
 """
 
 from __future__ import annotations
@@ -75,7 +107,8 @@ class JunkPattern(NamedTuple):
 
     name: str
     family: str
-    regex: re.Pattern[str]
+    regex: re.Pattern[str]  # one whole segment, without its page extension (``fullmatch``)
+    shape: str = "anywhere"  # where it may fire: ANYWHERE (shallow), SUFFIX, PREFIX, SAMPLE
 
 
 TEST_PAGES = "test pages"
@@ -88,9 +121,9 @@ _CH = r"[^/?#;]"  # a character of a segment
 _SEP = r"[-_]"
 _NUM = r"(?:[-_]?[0-9]+)?"  # optional number: test1, test-2, test_3
 _DEDUP = r"(?:[-_][0-9]+)?"  # optional CMS de-duplication suffix: sample-page-2
-# End of a segment: an optional short extension (.html, .php), then "/", "?", "#", ";" or the end.
-_END = r"(?:\.[a-z0-9]{1,5})?(?=[/?#;]|\Z)"
+_STEM = rf"(?P<stem>{_CH}+?)"  # what a marker marks (its words are counted)
 _TEST_WORDS = r"(?:page|post|content|article|site|product|form)"
+_VARIANT = r"variant[-_](?:[a-z]|[0-9]{1,2})"  # variant-b, variant_2
 
 
 def _not_after(*words: str) -> str:
@@ -103,35 +136,62 @@ _NOT_PRODUCT = _not_after(
     "cloud", "data", "database", "server", "servers", "online", "site", "file", "files", "mail",
     "power", "battery",
 )  # fmt: skip
-
-# (name, family, regex of one whole segment). Order matters: the first match names the reason.
-# Adding a row? Its hits must also be found by _PREFILTERS below (the tests check each row).
-_ROWS: tuple[tuple[str, str, str], ...] = (
-    ("test", TEST_PAGES, rf"test{_NUM}"),
-    ("test-page", TEST_PAGES, rf"test{_SEP}?{_TEST_WORDS}{_DEDUP}"),
-    ("testing-number", TEST_PAGES, r"testing[-_]?[0-9]+"),
-    ("sample-page", CMS_SAMPLES, rf"sample{_SEP}?page{_DEDUP}"),
-    ("hello-world", CMS_SAMPLES, rf"hello{_SEP}?world{_DEDUP}"),
-    ("lorem-ipsum", CMS_SAMPLES, rf"lorem{_SEP}?ipsum{_DEDUP}"),
-    ("untitled", CMS_SAMPLES, rf"untitled{_NUM}"),
-    ("example-page", CMS_SAMPLES, rf"example{_SEP}?page{_DEDUP}"),
-    ("draft-prefix", DRAFTS_AND_COPIES, rf"draft{_SEP}{_CH}+"),
-    ("copy-suffix", DRAFTS_AND_COPIES, rf"{_CH}+?{_SEP}copy{_DEDUP}"),
-    ("copy-of-prefix", DRAFTS_AND_COPIES, rf"copy{_SEP}of{_SEP}{_CH}+"),
-    ("old-suffix", DRAFTS_AND_COPIES, rf"{_CH}+?{_NOT_AGE}{_SEP}old{_DEDUP}"),
-    ("backup-suffix", DRAFTS_AND_COPIES, rf"{_CH}+?{_NOT_PRODUCT}{_SEP}backup{_DEDUP}"),
-    ("temp", DRAFTS_AND_COPIES, rf"te?mp{_NUM}"),
-    ("holiday-number", ONE_OFF_CAMPAIGNS, r"holiday[-_]?[0-9]+"),
-    ("promo-number", ONE_OFF_CAMPAIGNS, r"promo[-_]?[0-9]+"),
-    ("landing-test", ONE_OFF_CAMPAIGNS, rf"landing{_SEP}(?:page{_SEP})?test{_DEDUP}"),
-    ("variant-suffix", AB_VARIANTS, rf"(?:{_CH}+?{_SEP})?variant{_SEP}(?:[a-z]|[0-9]{{1,2}})"),
-    ("version-test", AB_VARIANTS, rf"(?:{_CH}+?{_SEP})?v[0-9]+{_SEP}test{_DEDUP}"),
+_NOT_KIND_OF_COPY = _not_after(
+    "ad", "sales", "web", "body", "hard", "soft", "carbon", "working", "master", "fair"
 )
+
+# Where a row may fire besides the shared rules (module docstring): anywhere shallow; on a
+# short slug only (the markers: the regex has a group ``stem``), and for a prefix at the top
+# level only; or where a CMS puts samples.
+ANYWHERE, SUFFIX, PREFIX, SAMPLE = "anywhere", "suffix", "prefix", "sample"
+
+# (name, family, shape, regex of one whole segment). Order matters: the first match names the
+# reason. Adding a row? Its hits must also be found by _PREFILTERS below (the tests check
+# each row).
+_ROWS: tuple[tuple[str, str, str, str], ...] = (
+    ("test", TEST_PAGES, ANYWHERE, rf"test{_NUM}"),
+    ("test-page", TEST_PAGES, ANYWHERE, rf"test{_SEP}?{_TEST_WORDS}{_DEDUP}"),
+    ("testing-number", TEST_PAGES, ANYWHERE, r"testing[-_]?[0-9]+"),
+    ("sample-page", CMS_SAMPLES, SAMPLE, rf"sample{_SEP}?page{_DEDUP}"),
+    ("hello-world", CMS_SAMPLES, SAMPLE, rf"hello{_SEP}?world{_DEDUP}"),
+    ("lorem-ipsum", CMS_SAMPLES, SAMPLE, rf"lorem{_SEP}?ipsum{_DEDUP}"),
+    ("untitled", CMS_SAMPLES, SAMPLE, rf"untitled{_NUM}"),
+    ("example-page", CMS_SAMPLES, SAMPLE, rf"example{_SEP}?page{_DEDUP}"),
+    ("draft-prefix", DRAFTS_AND_COPIES, PREFIX, rf"draft{_SEP}(?P<stem>{_CH}+)"),
+    ("copy-suffix", DRAFTS_AND_COPIES, SUFFIX, rf"{_STEM}{_NOT_KIND_OF_COPY}{_SEP}copy{_DEDUP}"),
+    ("copy-of-prefix", DRAFTS_AND_COPIES, PREFIX, rf"copy{_SEP}of{_SEP}(?P<stem>{_CH}+)"),
+    ("old-suffix", DRAFTS_AND_COPIES, SUFFIX, rf"{_STEM}{_NOT_AGE}{_SEP}old{_DEDUP}"),
+    ("backup-suffix", DRAFTS_AND_COPIES, SUFFIX, rf"{_STEM}{_NOT_PRODUCT}{_SEP}backup{_DEDUP}"),
+    ("temp", DRAFTS_AND_COPIES, ANYWHERE, rf"te?mp{_NUM}"),
+    ("holiday-number", ONE_OFF_CAMPAIGNS, ANYWHERE, r"holiday[-_]?[0-9]+"),
+    ("promo-number", ONE_OFF_CAMPAIGNS, ANYWHERE, r"promo[-_]?[0-9]+"),
+    ("landing-test", ONE_OFF_CAMPAIGNS, ANYWHERE, rf"landing{_SEP}(?:page{_SEP})?test{_DEDUP}"),
+    ("variant-suffix", AB_VARIANTS, SUFFIX, rf"(?:{_STEM}{_SEP})?{_VARIANT}"),
+    ("version-test", AB_VARIANTS, SUFFIX, rf"(?:{_STEM}{_SEP})?v[0-9]+{_SEP}test{_DEDUP}"),
+)  # fmt: skip
 
 JUNK_PATTERNS: tuple[JunkPattern, ...] = tuple(
-    JunkPattern(name, family, re.compile(rf"/(?:{body}){_END}", re.ASCII | re.IGNORECASE))
-    for name, family, body in _ROWS
+    JunkPattern(name, family, re.compile(body, re.ASCII | re.IGNORECASE), shape)
+    for name, family, shape, body in _ROWS
 )
+
+# Where a row may fire (module docstring): depth, locale, dates, taxonomies, the blog.
+MAX_DEPTH = 2
+_PAGE_EXTENSION = re.compile(r"\.(?:html?|shtml|xhtml|php|aspx?|jsp|cfm)\Z", re.ASCII | re.I)
+_LOCALE = re.compile(r"[a-z]{2}(?:[-_][a-z0-9]{2,4})?", re.ASCII | re.IGNORECASE)
+_DATE = re.compile(r"(?:19|20)[0-9]{2}(?:[-_][0-9]{1,2}){0,2}", re.ASCII)
+_DAY = re.compile(r"[0-9]{1,2}", re.ASCII)  # a month or a day, after a year
+_TAXONOMIES = frozenset(
+    ("tag", "tags", "category", "categories", "topic", "topics", "label", "labels")
+)
+_BLOGS = frozenset(("blog", "blogs", "news", "post", "posts", "article", "articles", "stories"))
+MAX_STEM_WORDS = 3
+_WORDS = re.compile(r"[-_]+")
+_TRAILING_NUMBER = re.compile(r"[-_][0-9]+\Z", re.ASCII)
+_PHRASE_WORDS = frozenset(
+    ("and", "or", "of", "the", "a", "an", "in", "on", "for", "to", "vs", "with", "my", "your",
+     "our", "their", "is", "are", "too", "so", "how")
+)  # fmt: skip
 
 # The batch prefilter: run on the lowercased batch text "/" + "\n/".join(paths), it finds every
 # path some row matches, and a few more (ages, products: the table decides). Lowercasing may
@@ -159,6 +219,46 @@ _PREFILTERS: tuple[re.Pattern[str], ...] = tuple(
 )
 
 
+def _eligible(path: str) -> list[tuple[str, int, str]]:
+    """The segments of ``path`` a row may fire on, each without its matrix parameters and
+    page extension, with its depth and its parent segment (lowercased)."""
+    out: list[tuple[str, int, str]] = []
+    depth = 0
+    dated = False
+    parent = ""  # the previous counted segment, lowercased
+    for i, segment in enumerate(path.split("/")[1:]):
+        segment = segment.partition(";")[0]
+        if not segment:
+            continue
+        lower = segment.lower()
+        if i == 0 and _LOCALE.fullmatch(lower):
+            continue
+        if _DATE.fullmatch(lower) or (dated and _DAY.fullmatch(lower)):
+            dated = True
+            continue
+        dated = False
+        depth += 1
+        if depth > MAX_DEPTH:
+            break
+        if parent not in _TAXONOMIES:
+            ext = _PAGE_EXTENSION.search(segment)
+            out.append((segment[: ext.start()] if ext else segment, depth, parent))
+        parent = lower
+    return out
+
+
+def _short_stem(stem: str | None, prefix: bool) -> bool:
+    """A marker row's stem reads like a page's slug, not a title: at most
+    ``MAX_STEM_WORDS`` words (a trailing ``-N`` not counted), no phrase word by the marker."""
+    if not stem:
+        return True
+    stem = _TRAILING_NUMBER.sub("", stem)
+    words = [w for w in _WORDS.split(stem.lower()) if w]
+    if len(words) > MAX_STEM_WORDS:
+        return False
+    return not words or (words[0] if prefix else words[-1]) not in _PHRASE_WORDS
+
+
 def _table_match(path: str) -> JunkPattern | None:
     """Walk the table for one path (the exact, slow definition)."""
     for sep in "?#":
@@ -167,8 +267,22 @@ def _table_match(path: str) -> JunkPattern | None:
             path = path[:at]
     if not path.startswith("/"):
         path = "/" + path
+    segments = _eligible(path)
+    if not segments:
+        return None
     for pattern in JUNK_PATTERNS:
-        if pattern.regex.search(path) is not None:
+        fullmatch = pattern.regex.fullmatch
+        shape = pattern.shape
+        for segment, depth, parent in segments:
+            if depth > 1 and (shape is PREFIX or (shape is SAMPLE and parent not in _BLOGS)):
+                continue
+            found = fullmatch(segment)
+            if found is None:
+                continue
+            if (shape is SUFFIX or shape is PREFIX) and not _short_stem(
+                found["stem"], shape is PREFIX
+            ):
+                continue
             return pattern
     return None
 

@@ -20,11 +20,19 @@ The closed set of seven (``KINDS``) and the rules, first match wins:
    and more of the same nature (``csv`` and ``mobi`` documents; ``bmp``, ``tiff``, ``heic``,
    ``flac``, ``mkv``… media; ``iso``, ``zst``, ``jar``, ``ipa``… archives; ``xsl``, ``rss``,
    ``wasm``… assets); ``.ts`` is in none (TypeScript source or MPEG stream).
-2. **api**: a first path segment ``api``, ``wp-json``, ``.well-known`` or ``graphql`` (as a
-   whole segment: ``/api``, ``/api/v2``, ``/api?x`` — not ``/apis-explained/``), WordPress's
-   ``/xmlrpc.php`` and ``/wp-admin/admin-ajax.php``, and a ``rest_route`` query parameter (the
-   WordPress REST API without pretty permalinks). An API URL that is also paginated stays
-   ``api``.
+2. **api** — machine endpoints, not pages. Clear from the URL: a first path segment
+   ``wp-json``, ``.well-known`` or ``graphql`` (as a whole segment: ``/graphql``,
+   ``/wp-json/wp/v2/posts/index.html`` — WordPress exports write JSON into such files —,
+   not ``/graphql-tutorial/``), WordPress's ``/xmlrpc.php`` and ``/wp-admin/admin-ajax.php``,
+   and a ``rest_route`` query parameter (the WordPress REST API without pretty permalinks).
+   A first segment ``api`` (``/api``, ``/api/v2/users``, ``/api?x`` — not
+   ``/apis-explained/``, ``/en/api/``) is an API too **unless its last segment has a page's
+   name** (``.html``, ``.htm``, ``.shtml``, ``.xhtml``): ``/api/ktk.Player.close.html`` is a
+   page of a Sphinx API reference. The other ``/api/…`` paths are *api unless a fetch says HTML*
+   (``fetch_decides``): where one is fetched (the link crawl fetches them), the answer's
+   Content-Type decides (``answer_kind``: an HTML page is a ``page``, JSON, XML or anything
+   else ``api``); where nothing is fetched (a sitemap walk), they stay ``api``. An API URL
+   that is also paginated stays ``api``.
 3. **paginated**: a page number N ≥ 2 in ``?page=N`` / ``?paged=N`` or in a ``/page/N`` pair of
    path segments at any depth (``/blog/page/3/``, ``/page/2/index.html``). Page 1 (and 0, and
    a non-number) *is* the page: ``?page=1`` and ``/page/1/`` are pages. Only those spellings:
@@ -111,9 +119,12 @@ EXTENSION_KINDS: dict[str, str] = {
 # Compressed sitemaps and feeds: ``.gz`` alone would say archive.
 _COMPRESSED_ASSETS = (".xml.gz", ".txt.gz", ".rss.gz")
 
-# First path segments that make a URL an API endpoint (as a whole segment).
+# First path segments that make a URL an API endpoint (as a whole segment); under ``api``
+# only where the last segment has no page's name (rule 2).
 _API_ROOTS = frozenset(("api", "wp-json", ".well-known", "graphql"))
 _API_PREFIXES = tuple("/" + root for root in _API_ROOTS)
+_PAGE_NAMES = (".html", ".htm", ".shtml", ".xhtml")
+_HTML_MEDIA = frozenset(("text/html", "application/xhtml+xml"))
 _API_PATHS = frozenset(("/xmlrpc.php", "/wp-admin/admin-ajax.php"))
 _API_PARAMS = frozenset(("rest_route",))
 
@@ -162,18 +173,71 @@ def _extension_kind(url: str, start: int, end: int) -> str | None:
     return kind
 
 
+def _api_root(url: str, start: int, end: int) -> str | None:
+    """The API root that is the first segment of the path ``url[start:end]``, if any."""
+    if url.startswith(_API_PREFIXES, start):
+        slash = url.find("/", start + 1, end)
+        root = url[start + 1 : slash if slash >= 0 else end]
+        if root in _API_ROOTS:
+            return root
+    return None
+
+
 def _is_api(url: str, start: int, end: int, query: str) -> bool:
     """Rule 2, for an API root or ``rest_route`` (``url[start:end]`` is the path, ``query``
     the part after "?"); the exact ``_API_PATHS`` are checked with the extension."""
-    if url.startswith(_API_PREFIXES, start):
-        slash = url.find("/", start + 1, end)
-        if url[start + 1 : slash if slash >= 0 else end] in _API_ROOTS:
-            return True
+    root = _api_root(url, start, end)
+    if root is not None and (root != "api" or not _page_named(url, start, end)):
+        return True
     if "rest_route" in query.lower():
         for param in query.split("&"):
             if param.partition("=")[0].lower() in _API_PARAMS:
                 return True
     return False
+
+
+def _page_named(url: str, start: int, end: int) -> bool:
+    """The last segment of the path ``url[start:end]`` has a page's name (``x.html``)."""
+    if url.endswith(_PAGE_NAMES, start, end):
+        return True
+    dot = url.rfind(".", start, end)
+    return dot >= 0 and url[dot:end].lower() in _PAGE_NAMES
+
+
+def _path_bounds(url: str) -> tuple[int, int, str]:
+    """(start, end, query) of ``url``'s path, as ``url_kind`` finds them."""
+    start = url.find("/", 8)
+    if start < 0:
+        start = url.find("?", 8)
+        if start < 0:
+            return len(url), len(url), ""
+    end = url.find("?", start)
+    if end < 0:
+        return start, len(url), ""
+    return start, end, url[end + 1 :]
+
+
+def fetch_decides(url: str) -> bool:
+    """Whether a fetch would settle ``url``'s kind: an ``/api/…`` path of kind ``api`` only by
+    its root (rule 2: no page's name; not ``/wp-json/``, ``/.well-known/``, ``/graphql``, the
+    WordPress endpoints nor ``rest_route``). Fetched, ``answer_kind`` says what it is."""
+    start, end, query = _path_bounds(url)
+    if _api_root(url, start, end) != "api" or url_kind(url) != "api":
+        return False
+    if query and "rest_route" in query.lower():
+        return not any(p.partition("=")[0].lower() in _API_PARAMS for p in query.split("&"))
+    return True
+
+
+def answer_kind(content_type: str | None, html: bool = False) -> str:
+    """The kind of a fetched ``fetch_decides`` URL by its 2xx answer: ``page`` when it is an
+    HTML page (Content-Type ``text/html`` or ``application/xhtml+xml``), else ``api`` (JSON,
+    XML, text…). ``html``: what the body looked like, for an answer without a Content-Type
+    (Scrapy's sniffing: whether it made an ``HtmlResponse``)."""
+    media = (content_type or "").partition(";")[0].strip().lower()
+    if media:
+        return "page" if media in _HTML_MEDIA else "api"
+    return "page" if html else "api"
 
 
 def _is_paginated(url: str, start: int, end: int, query: str) -> bool:

@@ -25,6 +25,7 @@ already normal: one compiled-regex search decides that, so the common URL costs 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
@@ -42,6 +43,7 @@ _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _TRACKING_PREFIXES = ("utm_", "mc_")
 _TRACKING_NAMES = frozenset(("gclid", "fbclid", "_ga", "ref", "source"))
+EMPTY_LABEL = "empty label in the host"
 
 
 def _fix_escape(match: re.Match[str]) -> str:
@@ -94,7 +96,9 @@ class UrlError(ValueError):
 
 
 def resolve(raw: str, base: str) -> str:
-    """Resolve ``raw`` (absolute, root-relative or ``./x``) against ``base``."""
+    """Resolve ``raw`` (absolute, root-relative or ``./x``) against ``base``, as a browser
+    does (RFC 3986): ``www.example.com/`` is a path here. Sitemap locations go through
+    ``resolve_location``, which reads such a location as a host."""
     raw = raw.strip()
     if not raw:
         raise UrlError("empty URL", raw)
@@ -104,6 +108,95 @@ def resolve(raw: str, base: str) -> str:
         return urljoin(base, raw)
     except ValueError as exc:  # e.g. an invalid IPv6 literal
         raise UrlError(f"cannot resolve ({exc})", raw) from None
+
+
+HOST_FIRST = "a location without a scheme that names a host: read as that host"
+"""The reason counted (``OriginCache.repairs``) each time ``resolve_location`` reads a
+scheme-less location as a host."""
+
+# Generic top-level domains a scheme-less location's first segment may end with (the
+# common ones; every two-letter country code counts too, except the labels below).
+_GENERIC_TLD_NAMES = (
+    "com net org edu gov mil int info biz name pro mobi app dev io blog shop store online "
+    "site tech xyz cloud news media live"
+)
+_GENERIC_TLDS = frozenset(_GENERIC_TLD_NAMES.split())
+# Two-letter labels that are far more often a file's extension than a country's domain in
+# a relative path (``readme.md``, ``run.py/``): read as paths unless written ``www.…``.
+_EXTENSION_LABEL_NAMES = "md py sh rs pl pm ps so ml js ts cs rb go hs db gz xz"
+_EXTENSION_LABELS = frozenset(_EXTENSION_LABEL_NAMES.split())
+_HOST_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
+
+
+def host_first(raw: str, base: str | None = None) -> bool:
+    """Whether a location without a scheme starts with a host name (``www.example.com/``,
+    ``example.com/page``) rather than a relative path (``page.html``, ``blog/post``,
+    ``./x``, ``2024/05/x``).
+
+    The first segment (up to ``/``, ``?`` or ``#``) names a host when it is the host (and
+    port) of ``base`` or its www/bare twin, or it is a host name — two or more labels of
+    letters, digits and hyphens, no empty label, optionally ``:port`` — that starts with
+    ``www.`` (three labels or more) or ends with a common generic TLD (``_GENERIC_TLDS``)
+    or a two-letter country code other than a common file extension (``_EXTENSION_LABELS``).
+    So ``page.html``, ``v1.2/x``, ``docs.python/x`` and ``readme.md`` stay paths.
+    """
+    if not raw or raw[0] in "/.?#\\" or "://" in raw:
+        return False
+    end = len(raw)
+    for sep in "/?#":
+        i = raw.find(sep)
+        if 0 <= i < end:
+            end = i
+    segment = raw[:end].lower()
+    if "." not in segment:
+        return False
+    if base is not None:
+        authority = base.partition("://")[2]
+        for sep in "/?#":
+            authority = authority.partition(sep)[0]
+        authority = authority.rpartition("@")[2].lower()
+        if (authority and segment in (authority, "www." + authority)) or (
+            authority.startswith("www.") and segment == authority[4:]
+        ):
+            return True
+    host, colon, port = segment.partition(":")
+    if colon and not (port.isdigit() and len(port) <= 5):
+        return False
+    labels = host.split(".")
+    if len(labels) < 2 or not all(
+        _HOST_LABEL.match(label) or (label and not label.isascii() and label.isprintable())
+        for label in labels
+    ):
+        return False
+    if labels[0] == "www" and len(labels) >= 3:
+        return True
+    tld = labels[-1]
+    if tld.startswith("xn--"):
+        return True
+    if not tld.isalpha():
+        return False
+    return tld in _GENERIC_TLDS or (len(tld) == 2 and tld not in _EXTENSION_LABELS)
+
+
+def resolve_location(raw: str, base: str) -> str:
+    """``resolve`` for a location a sitemap lists: one without a scheme that names a host
+    (``host_first``) is read as that host with the scheme of ``base``
+    (``www.example.com/`` → ``https://www.example.com/``), not as a path under the
+    sitemap's directory; anything else resolves as ``resolve`` does."""
+    raw = raw.strip()
+    if raw and not raw.startswith(("https://", "http://")):
+        as_host = _as_host(raw, base)
+        if as_host is not None:
+            return as_host
+    return resolve(raw, base)
+
+
+def _as_host(raw: str, base: str) -> str | None:
+    """A stripped scheme-less location that names a host, as a URL on that host; else None."""
+    if not host_first(raw, base):
+        return None
+    scheme = base.partition(":")[0].lower()
+    return f"{scheme if scheme in DEFAULT_PORTS else 'http'}://{raw}"
 
 
 def _normalize_origin(scheme_and_authority: str) -> str:
@@ -128,6 +221,10 @@ def _normalize_origin(scheme_and_authority: str) -> str:
             raise UrlError("invalid percent-encoded host", scheme_and_authority) from None
         if _BAD_HOST_CHARS.search(host) or "/" in host:
             raise UrlError("invalid percent-encoded host", scheme_and_authority)
+    if "[" not in parts.netloc and (host[0] == "." or ".." in host):
+        # ``http://.example.com``, ``a..b``: no such name (a single trailing dot, the DNS
+        # root, is a name).
+        raise UrlError(EMPTY_LABEL, scheme_and_authority)
     if "xn--" in host:
         try:
             host.encode("ascii").decode("idna")
@@ -177,6 +274,10 @@ class OriginCache:
         self._max = max_origins
         self.rewrite: dict[str, str] = {}
         self.rewritten: dict[str, str] = {}  # normalized origins a rewrite applied to
+        # Locations read other than as written (a scheme-less host), by reason, since the
+        # last ``take_repairs``; a few examples with them.
+        self.repairs: Counter[str] = Counter()
+        self.repair_examples: list[dict[str, str]] = []
         self.version = 0  # bumped by ``invalidate``: URLs normalized before may differ
 
     def origin(self, raw_origin: str) -> str:
@@ -244,11 +345,28 @@ class OriginCache:
             try:
                 raw = raw.strip()
                 if not raw.startswith(("https://", "http://")):
-                    raw = resolve(raw, base)
+                    as_host = _as_host(raw, base)
+                    if as_host is not None:
+                        self.note_repair(HOST_FIRST, raw, as_host, base)
+                    raw = as_host if as_host is not None else resolve(raw, base)
                 append(self.normalize(raw))
             except UrlError as exc:
                 append(exc)
         return out
+
+    def note_repair(self, reason: str, raw: str, url: str, document: str) -> None:
+        """Count a location read other than as written (kept: ``take_repairs``)."""
+        self.repairs[reason] += 1
+        if len(self.repair_examples) < _REPAIR_EXAMPLES:
+            self.repair_examples.append(
+                {"raw": raw[:500], "url": url[:500], "reason": reason, "sitemap": document}
+            )
+
+    def take_repairs(self) -> tuple[Counter[str], list[dict[str, str]]]:
+        """The repairs counted since the last call, and a few examples; then forget them."""
+        taken = self.repairs, self.repair_examples
+        self.repairs, self.repair_examples = Counter(), []
+        return taken
 
     def _one_clean_origin(self, raws: list[str]) -> list[str | UrlError] | None:
         """The loop's result for a batch that needs no work and whose locations all start
@@ -273,11 +391,13 @@ class OriginCache:
 
 
 _DEFAULT = OriginCache()
+_REPAIR_EXAMPLES = 100
 
 
 def normalize(url: str, base: str | None = None) -> str:
-    """Resolve ``url`` against ``base`` (if given) and normalize it; raise ``UrlError``."""
-    url = resolve(url, base) if base is not None else url.strip()
+    """Resolve a location against ``base`` (if given: ``resolve_location``) and normalize
+    it; raise ``UrlError``."""
+    url = resolve_location(url, base) if base is not None else url.strip()
     return _DEFAULT.normalize(url)
 
 

@@ -11,8 +11,11 @@ kept next to it; the slug is only a name.
    segment, and ``/caf%C3%A9`` is ``café``); join the segments with ``__``.
 3. Every character other than ``A-Z a-z 0-9 _`` — ``-`` included — in a run becomes one ``-``
    (non-ASCII letters are not transliterated); lowercase; trim ``-`` at both ends. So
-   ``/Blog/Post One`` → ``blog__post-one``, ``/caf%C3%A9`` → ``caf``, ``/tag/前処理/`` →
-   ``tag__``.
+   ``/Blog/Post One`` → ``blog__post-one``, ``/caf%C3%A9`` → ``caf``. A segment whose
+   letters are all non-ASCII would leave only dashes: when another segment keeps letters,
+   it is ``_`` + the first 6 hex digits of the SHA-1 of the decoded segment instead
+   (``/tag/前処理/`` → ``tag___`` + 6 digits), so a site written in Korean or Arabic keeps
+   one slug a page, the same in every run.
 4. Empty now (``/%E2%9C%93/``, ``/---/``) → ``_`` + the first 10 hex digits of the SHA-1 of
    the path: stable across runs, processes and machines (Python's ``hash()`` is not).
 5. Windows device names — con, prn, aux, nul, com0–com9, lpt0–lpt9 — are refused by Windows
@@ -113,14 +116,28 @@ def base_slug(url: str) -> str:
     return _base_of_path(path_of(url))
 
 
+def _named(segments: list[str]) -> list[str]:
+    """Segments whose letters are all non-ASCII (``前処理``, ``이벤트-루프``) would leave
+    nothing in the slug but dashes, so every page under ``/tag/`` would be ``tag__``: when
+    another segment keeps letters, each such segment is named ``_`` + 6 hex digits of its
+    SHA-1 instead (when none does, the whole path is hashed: step 4)."""
+    empty = [not s.isascii() and not _OTHER.sub("", s).strip("-_") for s in segments]
+    if not any(empty) or all(empty):
+        return segments
+    return ["_" + _hex(s, 6) if e else s for s, e in zip(segments, empty, strict=True)]
+
+
 def _base_of_path(path: str) -> str:
     stripped = path.strip("/")
     if not stripped:
         return HOME
     if "%" in stripped:
-        stripped = "__".join(unquote(segment, errors="replace") for segment in stripped.split("/"))
-    else:
+        segments = [unquote(segment, errors="replace") for segment in stripped.split("/")]
+        stripped = "__".join(_named(segments))
+    elif stripped.isascii():
         stripped = stripped.replace("/", "__")
+    else:
+        stripped = "__".join(_named(stripped.split("/")))
     if stripped.isascii():
         slug = stripped.lower()
         if _OTHER_LOWER.search(slug) is not None:  # a search is ~3x cheaper than a sub
