@@ -288,6 +288,45 @@ def test_slash_canonical_decides_whether_or_not_the_host_redirects(
         assert "slash twins collapsed 2" in result.stderr
 
 
+def test_verify_names_the_record_by_the_canonical(serve, discover, tmp_path):
+    """``-a verify=1`` with GET fetches the listed pages: /team (listed without the slash)
+    → 301 /team/, whose canonical is /team/: the record is /team/, /team in its aliases,
+    still reported redirected; /docs-like /intro → 301 /intro/ with a canonical without the
+    slash stays /intro, /intro/ in its aliases; /legal/ (listed with the slash, no
+    canonical) is live and has none."""
+    import shutil
+
+    root = tmp_path / "site"
+    shutil.copytree(GENERATORS / "slash-canonical", root)
+    intro = root / "intro"
+    intro.mkdir()
+    (intro / "index.html").write_text(
+        f'<title>Intro</title><link rel="canonical" href="{PLACEHOLDER}/intro">'
+    )
+    locs = "".join(
+        f"<url><loc>{PLACEHOLDER}{p}</loc></url>" for p in ("/team", "/intro", "/legal/")
+    )
+    (root / "sitemap.xml").write_text(
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
+    )
+    server = serve(root, rewrite=[PLACEHOLDER])
+    o = server.origin
+    result = discover(
+        server.url("/sitemap.xml"), "-a", "verify=1", settings={"VERIFY_METHOD": "GET"}
+    )
+    recs = by_path(result, o)
+    assert sorted(recs) == ["/intro", "/legal/", "/team/"]
+    team = recs["/team/"]
+    assert (team["aliases"], team["redirected_to"], team["live"]) == (
+        [o + "/team"],
+        o + "/team/",
+        False,
+    )
+    assert (recs["/intro"]["aliases"], recs["/intro"]["title"]) == ([o + "/intro/"], "Intro")
+    assert recs["/legal/"]["live"] is True and "aliases" not in recs["/legal/"]
+    assert result.discovery["counts"]["canonical_twins"] == 1
+
+
 # -- loops and the other redirects, on a scriptable server -----------------------------------
 
 

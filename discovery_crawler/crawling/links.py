@@ -101,6 +101,39 @@ def _listed_fields(listing: dict[str, Any], source: str) -> dict[str, Any]:
     return fields
 
 
+def take_twin(rec: dict[str, Any], canonical: str) -> None:
+    """A fetched page's canonical is its trailing-slash twin (either way): the record takes
+    the canonical's URL, the forms it was fetched under going to ``aliases``."""
+    forms = dict.fromkeys((rec["url"], *(rec.get("aliases") or ())))
+    rec["url"] = canonical
+    rec["aliases"] = [form for form in forms if form != canonical]
+
+
+def settle_twins(record: RunRecord, rec: dict[str, Any], fixed: bool, file: bool = False) -> None:
+    """A record of a page requested earlier is about to be written (the link crawl, verify):
+    it takes the twin forms met while it was in flight (SPEC §5 rule 7, ``Twins.settle``),
+    and the seen-set's twin bookkeeping learns its form. ``fixed``: a fetch decided it (a
+    canonical, a slash redirect); ``file``: never fetched as a page (its slash twin is not
+    looked for)."""
+    twins = record.seen.twins
+    url = rec["url"]
+    key = twin_key(url)
+    fixed = fixed or "aliases" in rec
+    forms = twins.settle(key) if twins.pending else None
+    if forms:
+        final, aliases = settled_form(url, key, rec.get("aliases") or [], forms, fixed)
+        if final != url:
+            record.counts["slash_twins"] += 1
+            rec["url"] = url = final
+        elif len(aliases) > len(rec.get("aliases") or ()):
+            record.counts["twin_aliases"] += 1
+        if aliases:
+            rec["aliases"] = aliases
+    noted = "aliases" in rec
+    if key is not url or fixed or noted:
+        twins.wrote(key, url, fixed=fixed, noted=noted, file=file)
+
+
 def crawl_settings(settings: Settings) -> None:
     """Breadth-first order from Scrapy's own scheduler (set at spider priority, so
     ``-s`` still wins): FIFO queues and a priority falling with depth. The spiders set
@@ -436,37 +469,18 @@ class LinkCrawler:
         return rec
 
     def _bfs_wrote(self, rec: dict[str, Any], fixed: bool = False, file: bool = False) -> None:
-        """A record is about to be written: it takes the twin forms met while its page was
-        being fetched (SPEC §5 rule 7, ``Twins``), and the seen-set's twin bookkeeping
-        learns its form. ``fixed``: a fetch decided it (a canonical, a slash redirect);
-        ``file``: never fetched as a page (a file's slash twin is not looked for)."""
-        twins = self.record.seen.twins
-        url = rec["url"]
-        key = twin_key(url)
-        fixed = fixed or "aliases" in rec
-        forms = twins.settle(key) if twins.pending else None
-        if forms:
-            final, aliases = settled_form(url, key, rec.get("aliases") or [], forms, fixed)
-            counts = self.record.counts
-            if final != url:
-                counts["slash_twins"] += 1
-                rec["url"] = url = final
-            elif len(aliases) > len(rec.get("aliases") or ()):
-                counts["twin_aliases"] += 1
-            if aliases:
-                rec["aliases"] = aliases
-        noted = "aliases" in rec
-        if key is not url or fixed or noted:
-            twins.wrote(key, url, fixed=fixed, noted=noted, file=file)
+        """A record is about to be written: its twins settled (``settle_twins``); in union
+        mode, a sitemap listing that came while it was fetched joins it, or is awaited."""
+        settle_twins(self.record, rec, fixed, file)
         if self.link_crawl.union is not None and (
             rec["sitemap"] is None or rec["source"] == "alternate"
         ):
-            fp = hash(key) or 1
+            fp = hash(twin_key(rec["url"])) or 1
             listing = self._late_listings.pop(fp, None)
             if listing is not None and (rec["sitemap"] is None or listing["source"] != "alternate"):
                 rec.update(_listed_fields(listing, rec["source"]))
             if rec["sitemap"] is None or rec["source"] == "alternate":  # a <loc> may come
-                self._unlisted[fp] = (url, rec["source"])
+                self._unlisted[fp] = (rec["url"], rec["source"])
 
     def _bfs_batch(self, document: str, records: list[dict[str, Any]], source: str) -> UrlBatch:
         union = self.link_crawl.union
@@ -751,9 +765,7 @@ class LinkCrawler:
         key = twin_key(canonical)
         account = self.link_crawl
         if key == twin_key(url):
-            forms = dict.fromkeys((url, *(rec.get("aliases") or ())))
-            rec["url"] = canonical
-            rec["aliases"] = [form for form in forms if form != canonical]
+            take_twin(rec, canonical)
             account.canonical_twins.append({"url": url, "canonical": canonical})
             self.record.counts["canonical_twins"] += 1
             self.crawler.stats.inc_value("links/canonical_twins")
