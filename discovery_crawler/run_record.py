@@ -31,7 +31,10 @@ COUNT_KEYS = (
     "over_limit",  # unique URLs past SITEMAP_MAX_URLS
     "alternate_only",  # URLs in the inventory only as same-site hreflang alternates
     "sitemaps_repeated",  # index children already tried (cycles, repeats)
-    "slash_twins",  # /foo then /foo/: collapsed to the slash form
+    "slash_twins",  # /foo then /foo/: collapsed to the slash form (SPEC §5 rule 7)
+    "twin_aliases",  # the other form seen after the record's: noted in its aliases
+    "canonical_twins",  # a fetched page's canonical is its twin: recorded under the canonical
+    "slash_redirects",  # a redirect that only adds or drops the slash: one record, followed
     "robots_disallowed",  # URLs of the inventory robots.txt disallows (flagged, not fetched)
 )
 

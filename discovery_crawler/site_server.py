@@ -1,11 +1,13 @@
 """Serve a static site on 127.0.0.1 for the demo and the tests.
 
 A built site (a folder, or a ``.tar.xz`` archive of one) is served as if it were live:
-``X/`` maps to ``X/index.html``, percent-encoded paths find their UTF-8 files, and the
-site's production origin (``--rewrite https://example.com``) is rewritten to the local
-one in every text file and gzipped file served, so a sitemap that lists
-``https://example.com/about/`` lists ``http://127.0.0.1:PORT/about/``. Only ever binds
-loopback; port 0 picks a free port.
+``X/`` maps to ``X/index.html``, ``X`` (a folder) answers ``301`` to ``X/`` as real static
+hosts do (``python -m http.server``, nginx, GitHub Pages, Netlify; ``--no-dir-redirect``
+or ``dir_redirect=False`` serves ``X/index.html`` at ``X`` instead, silently),
+percent-encoded paths find their UTF-8 files, and the site's production origin
+(``--rewrite https://example.com``) is rewritten to the local one in every text file and
+gzipped file served, so a sitemap that lists ``https://example.com/about/`` lists
+``http://127.0.0.1:PORT/about/``. Only ever binds loopback; port 0 picks a free port.
 
     python -m discovery_crawler.site_server demo/23people-handbook/site.tar.xz \\
         --rewrite https://23people.io
@@ -50,9 +52,16 @@ def unpack_site(archive: Path, into: Path) -> Path:
 class SiteServer:
     """A threaded HTTP server for one site folder; records every request it answers."""
 
-    def __init__(self, root: Path, rewrite: list[str] | None = None, port: int = 0):
+    def __init__(
+        self,
+        root: Path,
+        rewrite: list[str] | None = None,
+        port: int = 0,
+        dir_redirect: bool = True,
+    ):
         self.root = Path(root)
         self.rewrite = [r.rstrip("/") for r in (rewrite or [])]
+        self.dir_redirect = dir_redirect
         self.requests: list[tuple[float, str, int]] = []  # (time, path, status)
         self._lock = threading.Lock()
         handler = self._handler_class()
@@ -84,15 +93,34 @@ class SiteServer:
         with self._lock:
             self.requests.append((time.monotonic(), path, status))
 
-    def resolve(self, url_path: str) -> Path | None:
-        """The file a URL path maps to, or None."""
+    def _candidate(self, url_path: str) -> Path | None:
         path = unquote(urlsplit(url_path).path, errors="surrogateescape")
         candidate = (self.root / path.lstrip("/")).resolve()
         if self.root.resolve() not in (candidate, *candidate.parents):
             return None  # never outside the site folder
-        if candidate.is_dir() or (not candidate.exists() and (candidate / "index.html").exists()):
+        return candidate
+
+    def resolve(self, url_path: str) -> Path | None:
+        """The file a URL path maps to, or None."""
+        candidate = self._candidate(url_path)
+        if candidate is None:
+            return None
+        if candidate.is_dir():
             candidate = candidate / "index.html"
         return candidate if candidate.is_file() else None
+
+    def moved(self, url_path: str) -> str | None:
+        """Where a request for a folder without its trailing slash is sent (``dir_redirect``):
+        the same path with the slash, query kept, as ``http.server`` writes it."""
+        if not self.dir_redirect:
+            return None
+        parts = urlsplit(url_path)
+        if parts.path.endswith("/"):
+            return None
+        candidate = self._candidate(url_path)
+        if candidate is None or not candidate.is_dir():
+            return None
+        return parts.path + "/" + (f"?{parts.query}" if parts.query else "")
 
     def body(self, file: Path) -> bytes:
         data = file.read_bytes()
@@ -118,6 +146,10 @@ class SiteServer:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
+                location = server.moved(self.path)
+                if location is not None:
+                    self._send(301, b"moved", "text/plain", {"Location": location})
+                    return
                 file = server.resolve(self.path)
                 if file is None:
                     self._send(404, b"not found", "text/plain")
@@ -127,10 +159,14 @@ class SiteServer:
                 )
                 self._send(200, server.body(file), ctype)
 
-            def _send(self, status: int, data: bytes, ctype: str) -> None:
+            def _send(
+                self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None
+            ) -> None:
                 server.log(self.path, status)
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -151,13 +187,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rewrite", action="append", default=[], help="production origin")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: free)")
     parser.add_argument("--port-file", type=Path, help="write the chosen port here")
+    parser.add_argument(
+        "--no-dir-redirect",
+        action="store_true",
+        help="serve X/index.html at X instead of answering 301 to X/",
+    )
     args = parser.parse_args(argv)
     workdir = None
     root = args.site
     if root.is_file():
         workdir = Path(tempfile.mkdtemp(prefix="discovery-site-"))
         root = unpack_site(root, workdir)
-    server = SiteServer(root, args.rewrite, args.port)
+    server = SiteServer(root, args.rewrite, args.port, dir_redirect=not args.no_dir_redirect)
     if args.port_file:
         args.port_file.write_text(str(server.port))
     print(f"Serving {root} at {server.origin}/", flush=True)

@@ -47,11 +47,15 @@ def realdata(*parts: str) -> Path:
 
 @pytest.fixture
 def serve():
-    """Start a ``SiteServer`` for a folder: ``serve(root, rewrite=[...])``."""
+    """Start a ``SiteServer`` for a folder: ``serve(root, rewrite=[...])``. As real static
+    hosts do, it answers a folder without its trailing slash with 301 to the slash form
+    (``dir_redirect=False``: serves its index.html there, silently)."""
     servers: list[SiteServer] = []
 
-    def start(root: Path, rewrite: list[str] | None = None) -> SiteServer:
-        server = SiteServer(root, rewrite).start()
+    def start(
+        root: Path, rewrite: list[str] | None = None, dir_redirect: bool = True
+    ) -> SiteServer:
+        server = SiteServer(root, rewrite, dir_redirect=dir_redirect).start()
         servers.append(server)
         return server
 

@@ -51,6 +51,9 @@ class UnionTally:
         if self._linked.add(key):
             self._move(key, url, "links_only", self._listed)
 
+    def is_linked(self, key: str) -> bool:
+        return key in self._linked
+
     def is_listed(self, url: str) -> bool:
         """A sitemap lists ``url`` (or its trailing-slash twin)."""
         return twin_key(url) in self._listed
@@ -77,7 +80,12 @@ class UnionTally:
 
 class CrawlAccount:
     """What the link crawl did: pages requested and fetched, budgets, what was not
-    fetched and why, canonical aliases, redirects, refusals."""
+    fetched and why, canonical aliases and twins, redirects (slash-only ones apart), meta
+    refreshes, redirect loops, refusals.
+
+    ``requested`` counts pages admitted (``max_pages`` binds on it); ``fetched`` counts
+    responses, so a page reached through a slash-only redirect counts one request and two
+    responses (the redirect is in ``slash_redirects``)."""
 
     def __init__(self, list_cap: int, max_pages: int | None, max_depth: int | None):
         self.max_pages = max_pages
@@ -92,7 +100,12 @@ class CrawlAccount:
         self.malformed_links = 0
         self.other_host_links = 0
         self.canonical_aliases = CappedList(list_cap)
-        self.redirects = CappedList(list_cap)
+        self.canonical_twins = CappedList(list_cap)  # canonical = the trailing-slash twin
+        self.redirects = CappedList(list_cap)  # every 3xx with a Location
+        self.slash_redirects = CappedList(list_cap)  # ... that only added/dropped the slash
+        self.refreshes = CappedList(list_cap)  # <meta http-equiv=refresh> followed
+        self.redirect_loops = 0  # records flagged redirect_loop
+        self.redirected = 0  # records sent to another page (3xx or refresh), target admitted
         self.truncated = CappedList(list_cap)  # pages over PAGE_MAX_BYTES, parsed in part
         self.refusals = CappedList(list_cap)
         self.refusal_classes: Counter[str] = Counter()
@@ -101,6 +114,22 @@ class CrawlAccount:
     def refused(self, url: str, refusal: dict[str, Any], found_on: str | None) -> None:
         self.refusal_classes[str(refusal.get("class"))] += 1
         self.refusals.append({"url": url, **refusal, "found_on": found_on})
+
+    def rewrites_line(self, counts: Any) -> str | None:
+        """The summary's line of what the crawl merged or rewrote (the run's ``counts``
+        carry the twins the dedup stage and the crawl collapsed), biggest first."""
+        parts = [
+            (counts.get("slash_redirects", 0), "slash-only redirects followed (one record)"),
+            (self.refreshes.count, "meta refreshes followed"),
+            (self.redirected, "redirects to another page"),
+            (self.redirect_loops, "redirect loops"),
+            (self.canonical_aliases.count, "pages recorded under their canonical"),
+            (counts.get("canonical_twins", 0), "canonical twins"),
+            (counts.get("slash_twins", 0), "slash twins collapsed"),
+            (counts.get("twin_aliases", 0), "twin forms noted in aliases"),
+        ]
+        shown = [f"{text} {n:,}" for n, text in sorted(parts, key=lambda p: -p[0]) if n > 0]
+        return "Redirects and twins: " + ", ".join(shown) if shown else None
 
     def as_dict(self) -> dict[str, Any]:
         out = {
@@ -116,7 +145,12 @@ class CrawlAccount:
             "malformed_links": self.malformed_links,
             "other_host_links": self.other_host_links,
             "canonical_aliases": self.canonical_aliases.as_dict(),
+            "canonical_twins": self.canonical_twins.as_dict(),
             "redirects": self.redirects.as_dict(),
+            "slash_redirects": self.slash_redirects.as_dict(),
+            "meta_refreshes": self.refreshes.as_dict(),
+            "redirect_loops": self.redirect_loops,
+            "redirected": self.redirected,
             "truncated": self.truncated.as_dict(),
             "refusals": {"by_class": dict(self.refusal_classes), **self.refusals.as_dict()},
         }

@@ -1,5 +1,6 @@
 """What a BFS crawl needs from an HTML page, in one pass of lxml: title, ``<base href>``,
-``<link rel=canonical>``, a page-level ``nofollow`` and the ``<a href>`` links.
+``<link rel=canonical>``, ``<meta http-equiv=refresh>``, a page-level ``nofollow`` and the
+``<a href>`` links.
 
 Why not Scrapy's ``LinkExtractor``: it builds a ``Link`` object per ``<a>`` (URL joined,
 ``safe_url_string``-ed, text extracted, deduplicated) before anything can tell that most
@@ -27,6 +28,14 @@ ANCHOR_MAX = 160
 TITLE_MAX = 300
 _SPACE = re.compile(r"\s+")
 _SKIP_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "#", "about:", "sms:", "ftp:")
+# The content of a refresh declaration, as the HTML standard parses it ("shared declarative
+# refresh steps"): a delay, then optionally ``;`` or ``,``, ``URL=``, and the URL, quoted
+# or not. w3lib's (Scrapy's) parser insists on ``; url=`` and misses ``0;/next``.
+_REFRESH = re.compile(
+    r"[ \t\n\f\r]*(\d+|(?=\.))[\d.]*[ \t\n\f\r]*(?:[;,][ \t\n\f\r]*)?"
+    r"(?:url[ \t\n\f\r]*=[ \t\n\f\r]*)?(.*)",
+    re.IGNORECASE | re.DOTALL,
+)
 _PARSERS: dict[str, etree.HTMLParser] = {}
 
 
@@ -56,14 +65,40 @@ class PageScan:
     base: str | None = None  # <base href>, raw
     canonical: str | None = None  # <link rel=canonical href>, raw
     nofollow: bool = False  # <meta name=robots content=...nofollow...>
+    # <meta http-equiv=refresh content="N; url=...">: the raw URL and the delay in seconds
+    # (the first such element; one without a URL reloads the page, and is not recorded)
+    refresh: str | None = None
+    refresh_delay: float = 0.0
     # (raw href, the <a> element) for followable links, in document order; a repeated
     # href is listed once (the first anchor names it).
     links: list[tuple[str, _Element]] = field(default_factory=list)
     nofollow_links: int = 0  # <a rel=nofollow> skipped
 
 
-def scan_html(body: bytes, encoding: str | None = None) -> PageScan:
-    """Scan an HTML document (bytes as served). Never raises on bad markup."""
+def refresh_target(content: str) -> tuple[float, str] | None:
+    """(delay, raw URL) of a ``<meta http-equiv=refresh>`` ``content``, or None when it
+    names no URL (a plain reload) or does not parse."""
+    match = _REFRESH.match(content)
+    if match is None:
+        return None
+    digits, url = match.groups()
+    url = url.strip()
+    if url[:1] in ("'", '"'):
+        quote = url[0]
+        url = url[1:].partition(quote)[0]
+    url = url.strip()
+    if not url:
+        return None
+    return float(digits or 0), url
+
+
+def scan_html(
+    body: bytes, encoding: str | None = None, refresh_ignore: tuple[str, ...] = ("noscript",)
+) -> PageScan:
+    """Scan an HTML document (bytes as served). Never raises on bad markup.
+    ``refresh_ignore``: a refresh inside these elements does not count (Scrapy's
+    ``METAREFRESH_IGNORE_TAGS``: a ``<noscript>`` refresh is for browsers without
+    JavaScript)."""
     scan = PageScan()
     if not body or not body.strip():
         return scan
@@ -108,6 +143,14 @@ def scan_html(body: bytes, encoding: str | None = None) -> PageScan:
             el.get("content") or ""
         ).lower():
             scan.nofollow = True
+        elif (
+            scan.refresh is None
+            and (el.get("http-equiv") or "").strip().lower() == "refresh"
+            and not any(a.tag in refresh_ignore for a in el.iterancestors())
+        ):
+            found = refresh_target(el.get("content") or "")
+            if found is not None:
+                scan.refresh_delay, scan.refresh = found
     return scan
 
 

@@ -20,7 +20,19 @@ scheduler, before any ``Request`` is built:
 - budgets: ``max_depth`` (hops) and ``max_pages`` (page requests) hold exactly; a URL
   over a budget is recorded, not requested, and the crawl log says which budget bound;
 - ``<link rel=canonical>`` to another same-site URL: the page is recorded under the
-  canonical (which inherits the page's citation and is enqueued), not under its own URL.
+  canonical (which inherits the page's citation and is enqueued), not under its own URL;
+  a canonical that is the page's trailing-slash twin renames the record (SPEC §5 rule 7,
+  either way), the fetched form going to ``aliases``;
+- redirects (3xx and ``<meta http-equiv=refresh>``) are followed by the spider, not by
+  Scrapy: the redirecting URL keeps its record (``redirected_to``; flag ``meta_refresh``
+  for a refresh) and the target is admitted like a link found on it, at the same depth;
+  a loop (a URL met again in its own chain, compared exactly) is flagged
+  ``redirect_loop``; a redirect that only adds or drops the trailing slash is the same
+  page: one record, under the URL that answered, the other form in ``aliases``;
+- trailing-slash twins met in both forms and not decided by a fetch end in the slash form
+  (rule 7): the seen-set's twin bookkeeping (``SeenSet.twins``), shared with the dedup
+  stage, settles a page's record when it is written, or patches its line when the run
+  ends.
 
 Each fetched page yields one ``UrlBatch``: the page's record (citation ``via``,
 ``found_on``, ``anchor``, ``depth``; ``title``, ``status``, ``refusal``) plus the records
@@ -30,8 +42,12 @@ of the files and unfetched URLs it named. The batch is already deduplicated
 Request meta, for the downloader middlewares: ``depth``, ``via`` (seed | sitemap | link),
 ``found_on`` (the page that linked, or the sitemap), ``anchor`` (link text, ≤ 160 chars),
 ``page_url`` (the normalized URL the record is kept under), ``entry`` (the sitemap record
-in union mode) and ``handle_httpstatus_all`` (refusals reach the callback;
-``response.meta["refusal"]`` set by the refusal middleware is recorded as is).
+in union mode), ``aliases`` (the URLs that redirected here by a slash), ``redirect_urls``
+(the chain so far, as Scrapy names it), ``handle_httpstatus_all`` (refusals reach the
+callback; ``response.meta["refusal"]`` set by the refusal middleware is recorded as is)
+and ``dont_redirect`` (Scrapy's ``MetaRefreshMiddleware`` ignores
+``handle_httpstatus_all``: it would fetch a refresh target in the page's place, so the
+target's record and its links' base would be the refreshing page's).
 """
 
 from __future__ import annotations
@@ -54,6 +70,7 @@ from discovery_crawler.refusals import classify_response
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import FILE_KINDS, answer_kind, fetch_decides, url_kind
 from discovery_crawler.urls.normalize import UrlError, twin_key
+from discovery_crawler.urls.seen import ALIASED, RENAMED, RecordPatch, settled_form
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -72,6 +89,49 @@ logger = logging.getLogger(__name__)
 _ABSOLUTE = ("https://", "http://")
 _FETCHED_KINDS = ("page", "paginated")  # followed; pagination is how a BFS reaches articles
 DEFAULT_PAGE_MAX_BYTES = 15 * 1024 * 1024  # Googlebot reads the first 15 MB of an HTML page
+
+
+def _listed_fields(listing: dict[str, Any], source: str) -> dict[str, Any]:
+    """What a sitemap listing says of a URL, for a crawl record that lacked it (the seed
+    stays the seed)."""
+    fields = {k: listing.get(k) for k in ("sitemap", "lastmod", "priority", "changefreq")}
+    fields["alternates"] = listing.get("alternates")
+    if source != "seed":
+        fields["source"] = listing.get("source") or "sitemap"
+    return fields
+
+
+def take_twin(rec: dict[str, Any], canonical: str) -> None:
+    """A fetched page's canonical is its trailing-slash twin (either way): the record takes
+    the canonical's URL, the forms it was fetched under going to ``aliases``."""
+    forms = dict.fromkeys((rec["url"], *(rec.get("aliases") or ())))
+    rec["url"] = canonical
+    rec["aliases"] = [form for form in forms if form != canonical]
+
+
+def settle_twins(record: RunRecord, rec: dict[str, Any], fixed: bool, file: bool = False) -> None:
+    """A record of a page requested earlier is about to be written (the link crawl, verify):
+    it takes the twin forms met while it was in flight (SPEC §5 rule 7, ``Twins.settle``),
+    and the seen-set's twin bookkeeping learns its form. ``fixed``: a fetch decided it (a
+    canonical, a slash redirect); ``file``: never fetched as a page (its slash twin is not
+    looked for)."""
+    twins = record.seen.twins
+    url = rec["url"]
+    key = twin_key(url)
+    fixed = fixed or "aliases" in rec
+    forms = twins.settle(key) if twins.pending else None
+    if forms:
+        final, aliases = settled_form(url, key, rec.get("aliases") or [], forms, fixed)
+        if final != url:
+            record.counts["slash_twins"] += 1
+            rec["url"] = url = final
+        elif len(aliases) > len(rec.get("aliases") or ()):
+            record.counts["twin_aliases"] += 1
+        if aliases:
+            rec["aliases"] = aliases
+    noted = "aliases" in rec
+    if key is not url or fixed or noted:
+        twins.wrote(key, url, fixed=fixed, noted=noted, file=file)
 
 
 def crawl_settings(settings: Settings) -> None:
@@ -183,6 +243,12 @@ class LinkCrawler:
         if union:
             self.link_crawl.union = UnionTally(settings.getint("CRAWL_LOG_LIST_CAP"))
         self._bfs_filter: FilterPolicy | None = None
+        # Union mode, a page linked before a sitemap listed it: the listing waits for the
+        # page's record (requested, not yet written), or patches the line written without
+        # it (fingerprint -> written URL and source); so the record has the listing's
+        # metadata whichever came first.
+        self._late_listings: dict[int, dict[str, Any]] = {}
+        self._unlisted: dict[int, tuple[str, str]] = {}
         self._bfs_site_prefix = ""
         # Bad input (issue 4): a page is read up to PAGE_MAX_BYTES and parsed from there
         # (as Googlebot does), flagged ``truncated``; a link longer than URLLENGTH_LIMIT is
@@ -192,6 +258,13 @@ class LinkCrawler:
         self.page_max_bytes = settings.getint("PAGE_MAX_BYTES", DEFAULT_PAGE_MAX_BYTES)
         self.url_max_length = settings.getint("URLLENGTH_LIMIT", 2083)
         self.redirect_max_times = settings.getint("REDIRECT_MAX_TIMES", 20)
+        # <meta http-equiv=refresh> is a redirect on Scrapy's terms (its MetaRefresh
+        # settings): under METAREFRESH_MAXDELAY seconds, not inside an ignored element.
+        self.refresh_redirects = settings.getbool("METAREFRESH_ENABLED", True)
+        self.refresh_max_delay = settings.getfloat("METAREFRESH_MAXDELAY", 100)
+        self.refresh_ignore = tuple(
+            t.lower() for t in settings.getlist("METAREFRESH_IGNORE_TAGS", ["noscript"])
+        )
         if self.page_max_bytes > 0:
             self.crawler.signals.connect(self._page_bytes, signal=signals.bytes_received)
 
@@ -221,6 +294,7 @@ class LinkCrawler:
         meta["depth"] = depth
         meta["page_url"] = url
         meta["handle_httpstatus_all"] = True
+        meta["dont_redirect"] = True  # redirects and refreshes are followed here
         meta["page_fetch"] = True  # the refusal middleware classifies page fetches only
         return Request(
             url,
@@ -237,6 +311,7 @@ class LinkCrawler:
     def seed_request(self, url: str) -> Request:
         """The request for the seed (depth 0); the seed counts as linked (reachable)."""
         self.record.seen.add(twin_key(url))
+        self.record.seen.twins.expect(twin_key(url), url)
         self.record.counts["unique"] += 1
         self.link_crawl.requested += 1
         self.crawler.stats.inc_value("links/requested")
@@ -285,10 +360,12 @@ class LinkCrawler:
             rec = self._bfs_record(url, meta, depth, None)
             if reason.startswith("over_"):
                 rec["flags"] = [reason]
+            self._bfs_wrote(rec, file=kind not in _FETCHED_KINDS)
             records.append(rec)
             return None
         account.requested += 1
         self.crawler.stats.inc_value("links/requested")
+        self.record.seen.twins.expect(twin_key(url), url)
         return self._bfs_request(url, depth, meta)
 
     def admit_listed(self, records: list[dict[str, Any]], sitemap: str) -> list[dict[str, Any]]:
@@ -306,7 +383,9 @@ class LinkCrawler:
             if union is not None:
                 union.listed(key, url)
             if not url.startswith(prefix) or key in seen:
-                keep.append(rec)
+                if key in seen and url.startswith(prefix):
+                    self._bfs_late_listing(key, rec)
+                keep.append(rec)  # the dedup stage adds its sitemap to the sources
                 continue
             depth = 1
             kind = url_kind(url)
@@ -331,6 +410,31 @@ class LinkCrawler:
             else:
                 keep.extend(unfetched)
         return keep
+
+    def _bfs_late_listing(self, key: str, listing: dict[str, Any]) -> None:
+        """A sitemap lists a URL the crawl already reached by a link (or entered as an
+        hreflang alternate): its record takes the listing's metadata (source, sitemap,
+        lastmod, priority, changefreq, alternates), now if it is still being fetched, else
+        when the run ends (a ``RecordPatch``). A ``<loc>`` beats an alternate."""
+        fp = hash(key) or 1
+        loc = listing.get("source") != "alternate"
+        if fp in self.record.seen.twins.pending:
+            waiting = self._late_listings.get(fp)
+            if waiting is None or (loc and waiting.get("source") == "alternate"):
+                self._late_listings[fp] = listing
+            return
+        written = self._unlisted.get(fp)
+        if written is None or not (loc or written[1] != "alternate"):
+            return  # not the crawl's record, listed already, or no better than it was
+        url, source = written
+        if loc:
+            del self._unlisted[fp]
+        patch = self.record.seen.upgrades.get(fp)
+        if patch is None:
+            patch = self.record.seen.upgrades[fp] = RecordPatch(url=url)
+        elif not isinstance(patch, RecordPatch):
+            return
+        patch.update(_listed_fields(listing, source))
 
     # -- records --------------------------------------------------------------------------
     def _bfs_record(
@@ -359,7 +463,24 @@ class LinkCrawler:
             status=status,
             refusal=None,
         )
+        aliases = meta.get("aliases")
+        if aliases:  # fetched here after a redirect that only added or dropped the slash
+            rec["aliases"] = list(aliases)
         return rec
+
+    def _bfs_wrote(self, rec: dict[str, Any], fixed: bool = False, file: bool = False) -> None:
+        """A record is about to be written: its twins settled (``settle_twins``); in union
+        mode, a sitemap listing that came while it was fetched joins it, or is awaited."""
+        settle_twins(self.record, rec, fixed, file)
+        if self.link_crawl.union is not None and (
+            rec["sitemap"] is None or rec["source"] == "alternate"
+        ):
+            fp = hash(twin_key(rec["url"])) or 1
+            listing = self._late_listings.pop(fp, None)
+            if listing is not None and (rec["sitemap"] is None or listing["source"] != "alternate"):
+                rec.update(_listed_fields(listing, rec["source"]))
+            if rec["sitemap"] is None or rec["source"] == "alternate":  # a <loc> may come
+                self._unlisted[fp] = (rec["url"], rec["source"])
 
     def _bfs_batch(self, document: str, records: list[dict[str, Any]], source: str) -> UrlBatch:
         union = self.link_crawl.union
@@ -405,6 +526,8 @@ class LinkCrawler:
             rec["kind"] = answer_kind(ctype, isinstance(response, HtmlResponse))
         if meta.get("page_truncated"):
             self._bfs_truncated(rec, meta["page_truncated"])
+        fixed = "aliases" in rec  # a slash redirect decided the form
+        wrote = False
         if 300 <= status < 400 and refusal is None:
             location = response.headers.get(b"Location")
             login = self._bfs_login_wall(response, location)
@@ -415,36 +538,9 @@ class LinkCrawler:
             elif location:
                 target = location.decode("latin-1")
                 account.redirects.append({"url": url, "to": target, "status": status})
-                if depth == 0 and meta.get("via") == "seed":
-                    self._bfs_seed_moved(target, url)
-                chain = [*meta.get("redirect_urls", ()), response.url]
-                if self._bfs_redirect_loop(target, url, chain):
-                    rec["flags"] = ["redirect_loop"]
-                # A redirect is not a link hop: the target keeps this page's depth.
-                over = len(chain) > self.redirect_max_times > 0
-                if over:
-                    limit = self.redirect_max_times
-                    self.record.limit_bound("REDIRECT_MAX_TIMES", value=limit, url=chain[0])
-                    logger.info(
-                        "Redirect chain from %s is %d hops long (REDIRECT_MAX_TIMES): %s "
-                        "is recorded, not fetched",
-                        chain[0],
-                        len(chain),
-                        target,
-                    )
-                self._bfs_follow(
-                    [(target, None)],
-                    url,
-                    url,
-                    depth,
-                    records,
-                    requests,
-                    hop=0,
-                    redirect=chain,
-                    reason="over_max_redirects" if over else None,
-                )
+                self._bfs_redirect(target, url, url, response, rec, records, requests)
         elif 200 <= status < 300 and refusal is None and isinstance(response, HtmlResponse):
-            scan = scan_html(response.body, response.encoding)
+            scan = scan_html(response.body, response.encoding, self.refresh_ignore)
             rec["title"] = scan.title
             account.nofollow += scan.nofollow_links
             base = url
@@ -453,14 +549,147 @@ class LinkCrawler:
                     base = urljoin(url, scan.base)
                 except ValueError:
                     base = url
-            if scan.canonical and self._bfs_canonical(scan.canonical, base, url, meta, records):
-                records.remove(rec)  # recorded under its canonical
+            if (
+                scan.refresh is not None
+                and self.refresh_redirects
+                and scan.refresh_delay < self.refresh_max_delay
+            ):
+                # A redirect: its own record (redirected_to, meta_refresh), the target
+                # fetched under its own URL, so its links resolve against it. The page's
+                # links are followed too: they are hrefs of a page that was fetched.
+                account.refreshes.append(
+                    {"url": url, "to": scan.refresh, "delay": scan.refresh_delay}
+                )
+                stats.inc_value("links/meta_refresh")
+                self._bfs_redirect(scan.refresh, base, url, response, rec, records, requests)
+            elif scan.canonical:
+                canonical = self._bfs_canonical(scan.canonical, base, url, meta, rec, records)
+                if canonical is None:
+                    records.remove(rec)  # recorded under its canonical
+                fixed = fixed or canonical is True
+            page = url  # what its links are found on: the record's URL, when it has one
+            if records and records[0] is rec:
+                self._bfs_wrote(rec, fixed)  # before its links: a page may link its twin
+                wrote = True
+                page = rec["url"]
             if scan.nofollow:
                 account.nofollow_pages += 1
             else:
-                self._bfs_follow(scan.links, base, url, depth, records, requests)
+                self._bfs_follow(scan.links, base, page, depth, records, requests)
+        if not wrote and records and records[0] is rec:
+            self._bfs_wrote(rec, fixed)
         source = rec["source"]
         return (self._bfs_batch(url, records, source) if records else None), requests
+
+    def _bfs_redirect(
+        self,
+        raw: str,
+        base: str,
+        url: str,
+        response: Response,
+        rec: dict[str, Any],
+        records: list[dict[str, Any]],
+        requests: list[Request],
+    ) -> None:
+        """Follow a redirect of the page ``url`` (record ``rec``): a 3xx ``Location`` or a
+        refresh target, ``raw``, resolved against ``base``.
+
+        Not a link hop: the target keeps this page's depth. A loop is a URL met again in
+        its own chain, compared exactly (``/a`` → ``/b`` → ``/a``, ``/c`` → ``/c``, ``/d`` →
+        ``/d/`` → ``/d``): flagged, not fetched again. A redirect that only adds or drops
+        the trailing slash leads to the same page (the twins share a seen-set key): the
+        target is fetched in this record's place and gives the one record, this URL in its
+        ``aliases``. Any other target is admitted like a link found on this URL; past
+        REDIRECT_MAX_TIMES hops it is recorded, not fetched."""
+        meta = response.meta
+        refresh = 200 <= response.status < 300
+        flags = rec.get("flags") or []
+        if refresh:
+            flags.append("meta_refresh")
+            rec["flags"] = flags
+        normalize = self.origins.normalize
+        try:
+            target = normalize(urljoin(base, raw).partition("#")[0])
+        except (UrlError, ValueError):
+            self.link_crawl.malformed_links += 1
+            return
+        rec["redirected_to"] = target
+        depth = meta.get("depth", 0)
+        if depth == 0 and meta.get("via") == "seed":
+            self._bfs_seed_moved(target, url)
+        chain = [*meta.get("redirect_urls", ()), response.url]
+        if target == url or self._bfs_in_chain(target, chain):
+            flags.append("redirect_loop")
+            rec["flags"] = flags
+            self.link_crawl.redirect_loops += 1
+            self.crawler.stats.inc_value("links/redirect_loops")
+            return
+        over = len(chain) > self.redirect_max_times > 0
+        if over:
+            limit = self.redirect_max_times
+            self.record.limit_bound("REDIRECT_MAX_TIMES", value=limit, url=chain[0])
+            logger.info(
+                "Redirect chain from %s is %d hops long (REDIRECT_MAX_TIMES): %s "
+                "is recorded, not fetched",
+                chain[0],
+                len(chain),
+                target,
+            )
+        if twin_key(target) == twin_key(url):  # only the trailing slash differs
+            if over:
+                flags.append("over_max_redirects")
+                rec["flags"] = flags
+                self.link_crawl.not_fetched["over_max_redirects"] += 1
+                return
+            self._bfs_slash_follow(target, url, meta, chain, requests)
+            records.remove(rec)  # the target's fetch gives the page's record
+            return
+        union = self.link_crawl.union
+        self.link_crawl.redirected += 1
+        self._bfs_follow(
+            [(target, None)],
+            url,
+            url,
+            depth,
+            records,
+            requests,
+            hop=0,
+            redirect=chain,
+            reason="over_max_redirects" if over else None,
+            # union: a redirect from a linked URL leads to a page reachable by links
+            linked=union is not None and union.is_linked(twin_key(url)),
+        )
+
+    def _bfs_in_chain(self, target: str, chain: list[str]) -> bool:
+        """``target`` (normalized) is one of the URLs already requested in its chain."""
+        normalize = self.origins.normalize
+        for hop in chain:
+            try:
+                if normalize(hop) == target:
+                    return True
+            except UrlError:
+                continue
+        return False
+
+    def _bfs_slash_follow(
+        self,
+        target: str,
+        url: str,
+        meta: dict[str, Any],
+        chain: list[str],
+        requests: list[Request],
+    ) -> None:
+        """Fetch ``target``, the twin ``url`` redirected to, as the same page: its citation,
+        depth and sitemap entry carry over, ``url`` joins its aliases. Not a new page
+        request: ``max_pages`` counted the page once."""
+        account = self.link_crawl
+        account.slash_redirects.append({"url": url, "to": target})
+        self.record.counts["slash_redirects"] += 1
+        self.crawler.stats.inc_value("links/slash_redirects")
+        follow = {k: meta[k] for k in ("via", "found_on", "anchor", "entry") if k in meta}
+        follow["aliases"] = [*meta.get("aliases", ()), url]
+        follow["redirect_urls"] = chain
+        requests.append(self._bfs_request(target, meta.get("depth", 0), follow))
 
     def _bfs_truncated(self, rec: dict[str, Any], received: int) -> None:
         """A page over PAGE_MAX_BYTES: parsed from its first bytes, flagged, said once."""
@@ -474,16 +703,6 @@ class LinkCrawler:
             self.page_max_bytes,
             received,
         )
-
-    def _bfs_redirect_loop(self, target: str, url: str, chain: list[str]) -> bool:
-        """True when a redirect points back into its own chain (/a → /b → /a, /c → /c):
-        the target is in the seen-set, so it is not fetched again; the record says why."""
-        try:
-            key = twin_key(self.origins.normalize(urljoin(url, target).partition("#")[0]))
-            normalize = self.origins.normalize
-            return any(twin_key(normalize(hop)) == key for hop in chain)
-        except (UrlError, ValueError):
-            return False
 
     def _bfs_login_wall(self, response: Response, location: bytes | None) -> dict | None:
         """A redirect to a login page whose return parameter points back here is a
@@ -528,19 +747,29 @@ class LinkCrawler:
         base: str,
         url: str,
         meta: dict[str, Any],
+        rec: dict[str, Any],
         records: list[dict[str, Any]],
-    ) -> bool:
-        """True when the page is an alias of another same-site URL (its canonical)."""
+    ) -> bool | None:
+        """What the page's canonical says: None when the page is an alias of another
+        same-site URL (recorded there); True when it decides the page's form — itself, or
+        its trailing-slash twin, which ``rec`` then takes (SPEC §5 rule 7: either form;
+        the fetched one joins its aliases); False when it says nothing usable."""
         try:
             canonical = self.origins.normalize(urljoin(base, raw).partition("#")[0])
         except (UrlError, ValueError):
             return False
         if not canonical.startswith(self._bfs_site_prefix or (self.record.site_origin or "") + "/"):
             return False
+        if canonical == url:
+            return True
         key = twin_key(canonical)
-        if key == twin_key(url):
-            return False
         account = self.link_crawl
+        if key == twin_key(url):
+            take_twin(rec, canonical)
+            account.canonical_twins.append({"url": url, "canonical": canonical})
+            self.record.counts["canonical_twins"] += 1
+            self.crawler.stats.inc_value("links/canonical_twins")
+            return True
         account.canonical_aliases.append({"url": url, "canonical": canonical})
         self.record.counts["canonical_aliases"] += 1
         self.crawler.stats.inc_value("links/canonical_aliases")
@@ -550,7 +779,7 @@ class LinkCrawler:
             request = self._bfs_admit(canonical, meta.get("depth", 0), inherited, records)
             if request is not None:
                 self.crawler.engine.crawl(request)
-        return True
+        return None
 
     def _bfs_follow(
         self,
@@ -563,11 +792,13 @@ class LinkCrawler:
         hop: int = 1,
         redirect: list[str] | None = None,
         reason: str | None = None,
+        linked: bool = False,
     ) -> None:
         """Admit the new same-site links of a page (the per-link hot path). ``redirect``:
         the URLs that redirected here (as Scrapy's ``meta["redirect_urls"]``, which the
         refusal middleware reads to tell a ``login`` wall); ``reason``: record the new
-        links, never fetch them (``_bfs_admit``)."""
+        links, never fetch them (``_bfs_admit``); ``linked``: a redirect's target counts as
+        linked (union mode) though it is no link."""
         account = self.link_crawl
         normalize = self.origins.normalize
         site = self.record.site_origin or ""
@@ -576,11 +807,13 @@ class LinkCrawler:
         base_origin = base[:slash] if slash > 0 else base
         scheme = base[: base.find(":") + 1]
         seen_add = self.record.seen.add
+        twins = self.record.seen.twins
+        slashless = twins.slashless  # read again after an admission, which may make it
         max_length = self.url_max_length
         union = account.union
         admit = self._bfs_admit
         next_depth = depth + hop
-        malformed = other = 0
+        malformed = other = renamed = aliased = 0
         for href, el in links:
             # Resolve: absolute and root-relative links without dot segments need no
             # urljoin (~7 µs); fragments go before normalization.
@@ -611,9 +844,18 @@ class LinkCrawler:
                 other += 1
                 continue
             key = url if url[-1] == "/" else twin_key(url)
-            if union is not None and redirect is None:
+            if union is not None and (redirect is None or linked):
                 union.linked(key, url)
             if not seen_add(key):
+                # Met before. A twin of a record written in the other form is rule 7's
+                # business; a slash-form link on a site with no slashless page record
+                # (the usual case) costs no more than this test.
+                if url is not key or slashless is not None:
+                    twin = twins.sighted(key, url)
+                    if twin is RENAMED:
+                        renamed += 1
+                    elif twin is ALIASED:
+                        aliased += 1
                 continue
             meta: dict[str, Any] = {"via": "link", "found_on": page, "anchor": el}
             if redirect is not None:
@@ -621,8 +863,13 @@ class LinkCrawler:
             request = admit(url, next_depth, meta, records, reason)
             if request is not None:
                 requests.append(request)
+            slashless = twins.slashless
         account.malformed_links += malformed
         account.other_host_links += other
+        if renamed or aliased:
+            counts = self.record.counts
+            counts["slash_twins"] += renamed
+            counts["twin_aliases"] += aliased
 
     def page_failed(self, failure: Failure) -> Iterator[Any]:
         """No response: robots said no (``IgnoreRequest``), a timeout, a network error.
@@ -641,9 +888,11 @@ class LinkCrawler:
             rec["flags"] = ["robots_disallowed"]
             self.link_crawl.not_fetched["robots_disallowed"] += 1
             self.crawler.stats.inc_value("links/not_fetched/robots_disallowed")
+            self._bfs_wrote(rec)
             yield self._bfs_batch(url, [rec], rec["source"])
             return
         rec["refusal"] = refusal
         self.link_crawl.refused(url, refusal, rec["found_on"])
         self.crawler.stats.inc_value(f"links/refusals/{refusal.get('class')}")
+        self._bfs_wrote(rec)
         yield self._bfs_batch(url, [rec], rec["source"])

@@ -35,8 +35,10 @@ How a listed URL is asked:
 The record: ``status`` is the last answer received (the end of a redirect chain),
 ``redirected_to`` where the chain ended, ``live`` true only for a 2xx at the listed URL
 itself, ``refusal`` the final answer's refusal, ``via`` ``sitemap`` and ``found_on`` the
-sitemap; ``title`` from a GET answer. The crawl log's ``verify`` section has the counts and
-the chains.
+sitemap; ``title`` from a GET answer, whose ``<link rel=canonical>``, when it is the listed
+URL's trailing-slash twin, names the record (SPEC §5 rule 7; the listed form in
+``aliases``, as is the twin a slash redirect ended on). The crawl log's ``verify``
+section has the counts and the chains.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from scrapy.utils.response import get_meta_refresh
 
 from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.extract import scan_html
-from discovery_crawler.crawling.links import failure_refusal
+from discovery_crawler.crawling.links import failure_refusal, settle_twins, take_twin
 from discovery_crawler.estimate import human_duration
 from discovery_crawler.items import URL_FACTS, UrlBatch
 from discovery_crawler.middlewares.robots import RobotsDisallowed
@@ -60,7 +62,7 @@ from discovery_crawler.refusals import classify_failure, classify_response
 from discovery_crawler.signals import urls_expected
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import url_kinds_many
-from discovery_crawler.urls.normalize import UrlError
+from discovery_crawler.urls.normalize import UrlError, twin_key
 from discovery_crawler.verdicts import (
     REDIRECT_STATUSES,
     VERDICT_KEY,
@@ -188,6 +190,8 @@ class ListedPageVerifier:
                 keep.append(rec)
                 continue
             rec.pop(URL_FACTS, None)  # the worker's facts: not needed once held
+            # written when answered: its twin met meanwhile waits for it (SPEC §5 rule 7)
+            self.record.seen.twins.expect(twin_key(rec["url"]), rec["url"])
             tally.queued += 1
             engine.crawl(self._verify_request(rec["url"], rec, self.verify_method, ()))
         if tally.queued and not self._verify_said:  # said once, then as the estimate grows
@@ -286,7 +290,7 @@ class ListedPageVerifier:
             response.body if method == "GET" else b"",
             urls or None,
         )
-        title = None
+        title = canonical = None
         if method == "GET" and 200 <= status < 300 and isinstance(response, TextResponse):
             try:
                 delay, refresh = get_meta_refresh(response)
@@ -300,13 +304,18 @@ class ListedPageVerifier:
                     )
                     return
             if isinstance(response, HtmlResponse):
-                title = scan_html(response.body, response.encoding).title
+                scan = scan_html(response.body, response.encoding)
+                title = scan.title
+                if scan.canonical:  # may name the listed URL's trailing-slash twin
+                    canonical = self._verify_target(here, scan.canonical)
         found = refusal.cite(_citation(entry)).as_dict() if refusal is not None else None
         if found is not None:
             self._verify_refused(found)
         verdict = answer_verdict(status, found and found["class"], bool(chain))
         extra = {"chain": [list(hop) for hop in chain]} if chain else None
-        yield self._verify_record(entry, status, chain, here, found, verdict, extra, title=title)
+        yield self._verify_record(
+            entry, status, chain, here, found, verdict, extra, title=title, canonical=canonical
+        )
 
     def _verify_target(self, here: str, location: str) -> str | None:
         try:
@@ -477,6 +486,7 @@ class ListedPageVerifier:
         extra: dict[str, Any] | None,
         flags: list[str] | None = None,
         title: str | None = None,
+        canonical: str | None = None,
     ) -> UrlBatch:
         rec = self._verify_base(entry, status, refusal)
         rec["title"] = title
@@ -485,6 +495,18 @@ class ListedPageVerifier:
         rec["live"] = verdict[0] == "live"
         if flags:
             rec["flags"] = flags
+        # The page's canonical decides /foo or /foo/ (SPEC §5 rule 7), either way; a chain
+        # that ended on the listed URL's twin (a slash redirect) names it in the aliases.
+        key = twin_key(rec["url"])
+        fixed = canonical is not None and twin_key(canonical) == key
+        if fixed and canonical != rec["url"]:
+            take_twin(rec, canonical)  # type: ignore[arg-type]
+            self.record.counts["canonical_twins"] += 1
+        if chain and final != rec["url"] and twin_key(final) == key:
+            aliases = rec.setdefault("aliases", [])
+            if final not in aliases:
+                aliases.append(final)
+        settle_twins(self.record, rec, fixed)
         rec[VERDICT_KEY] = (*verdict, extra)
         self.crawler.stats.inc_value(f"verify/{verdict[0]}")
         return self._verify_batch(rec)

@@ -102,6 +102,14 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
             f"Crawled {crawl.fetched:,} pages ({statuses or 'none'}); {budgets}; "
             f"not fetched: {sum(crawl.not_fetched.values()):,}"
         )
+        rewrites = crawl.rewrites_line(record.counts)
+        if rewrites:
+            lines.append(rewrites)
+    elif record.counts["slash_twins"] or record.counts["twin_aliases"]:
+        lines.append(
+            f"Trailing-slash twins: {record.counts['slash_twins']:,} collapsed to the slash "
+            f"form, {record.counts['twin_aliases']:,} noted in aliases"
+        )
     for origin, count in record.other_hosts.most_common(3):
         lines.append(f"  {count:,} URLs on {origin}, not this site (not in the inventory)")
     lines.extend(reason_lines(record))

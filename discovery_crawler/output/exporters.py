@@ -4,7 +4,8 @@ Registered for ``jsonl``/``jsonlines``, ``json`` and ``csv`` (``FEED_EXPORTERS``
 ``-O inventory.jsonl`` and ``-O inventory.csv`` look like one record per URL.
 
 Records are written as they arrive. A URL listed again after its line was written (by a
-second sitemap, or as an hreflang alternate) gets all its sources when the run ends: the
+second sitemap, or as an hreflang alternate, or in its trailing-slash twin's form) gets all
+its sources (and its final URL and aliases) when the run ends: the
 seen-set remembers the extra sources of duplicates only, so memory grows with duplicates,
 not with the site, and if there are any the feed is rewritten once, streaming, so it still
 has one line per URL.
@@ -24,9 +25,16 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from scrapy.exporters import BaseItemExporter
 
-from discovery_crawler.items import CRAWL_FIELDS, EXTRA_FIELDS, RECORD_FIELDS, UrlBatch
+from discovery_crawler.items import (
+    CRAWL_FIELDS,
+    EXTRA_FIELDS,
+    RECORD_FIELDS,
+    STAGE_FIELDS,
+    UrlBatch,
+)
 from discovery_crawler.output.feed_lines import _dumps, json_line, json_lines, worked_text
 from discovery_crawler.urls.normalize import twin_key
+from discovery_crawler.urls.seen import RecordPatch
 
 if TYPE_CHECKING:
     from discovery_crawler.urls.seen import SeenSet
@@ -47,13 +55,21 @@ def _add_flags(obj: dict[str, Any], flags: list[str]) -> None:
     obj["flags"] = have + [f for f in flags if f not in have]
 
 
+def _in_feed_order(obj: dict[str, Any]) -> dict[str, Any]:
+    order = {name: i for i, name in enumerate(RECORD_FIELDS)}
+    return dict(sorted(obj.items(), key=lambda kv: order.get(kv[0], len(order))))
+
+
 def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> dict[str, Any] | None:
     """The final form of a written record, or None when nothing changed since.
 
-    Three things can change after a line is written: further sitemaps list the URL (their
-    sources are added), a URL that entered as an hreflang alternate is listed as a
-    ``<loc>`` (that listing's record replaces it; the alternate's sitemap stays a source),
-    or (union mode) the crawl ends and says whether it was listed only or linked only.
+    Four things can change after a line is written: further sitemaps list the URL (their
+    sources are added), a URL that entered as an hreflang alternate or without its trailing
+    slash is listed as a ``<loc>`` in the form that wins (that listing's record replaces
+    it, keeping what the crawl and the later stages wrote; the first sitemap stays a
+    source), the record's trailing-slash twin turns up (a ``RecordPatch``: the record's
+    final URL and the forms added to its ``aliases``), or (union mode) the crawl ends and
+    says whether it was listed only or linked only.
     """
     fp = hash(twin_key(obj["url"])) or 1
     upgrade = seen.upgrades.get(fp)
@@ -68,16 +84,29 @@ def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> di
     if upgrade is not None:
         earlier = obj.get("sources") or []
         written = obj
-        obj = json.loads(json_line(upgrade))
-        for later_stage in ("kind", "flags", "slug", "score", "change"):  # set after dedup
-            if obj.get(later_stage) is None:
-                obj[later_stage] = written.get(later_stage)
-        if "via" in written and "via" not in obj:  # so was the fetch (verify, union)
-            obj.update((name, written.get(name)) for name in CRAWL_FIELDS)
-        for name in EXTRA_FIELDS:  # so are the extra fields, when the line has them
-            if name not in obj and name in written:
-                obj[name] = written[name]
+        if isinstance(upgrade, RecordPatch):
+            obj = dict(written)
+            obj.update((k, v) for k, v in upgrade.items() if k != "aliases")
+        else:
+            obj = json.loads(json_line(upgrade))
+            # set after dedup (the stages), or by the fetch (crawl, verify, union)
+            for later in (*CRAWL_FIELDS, *STAGE_FIELDS):
+                if obj.get(later) is None and later in written:
+                    obj[later] = written[later]
+            for name in EXTRA_FIELDS:  # so are the extra fields, when the line has them
+                if name not in obj and name in written:
+                    obj[name] = written[name]
+        aliases = [
+            alias
+            for alias in dict.fromkeys(
+                (*(written.get("aliases") or ()), *upgrade.get("aliases", ()))
+            )
+            if alias != obj["url"]
+        ]
+        if aliases:
+            obj["aliases"] = aliases
         _merge_sources(obj, earlier)
+        obj = _in_feed_order(obj)
     if extra:
         _merge_sources(obj, extra)
     if flags:

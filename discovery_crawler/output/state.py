@@ -927,7 +927,8 @@ class RunState:
                     entry = json.loads(line)
                     upgrade = upgrades.get(hash(twin_key(entry[0])) or 1)
                     if upgrade is not None:
-                        entry[0], entry[4] = upgrade["url"], upgrade.get("lastmod")
+                        # a RecordPatch (trailing-slash twin) keeps the lastmod
+                        entry[0], entry[4] = upgrade["url"], upgrade.get("lastmod", entry[4])
                         line = _entry_line(*entry)
                 if pending is not None:
                     body.write(pending + ",\n")

@@ -1,10 +1,14 @@
 """Dedup stage: a URL enters the inventory once; later sightings add their source.
 
-First seen wins, with one exception: a URL that entered only as an hreflang alternate and
-is later listed as a ``<loc>`` takes that listing's record (source, lastmod, priority…);
-the feed exporter applies the upgrade when the run ends. Also enforces the URL limit
-(``SITEMAP_MAX_URLS``) exactly: URLs past it are counted as seen but not kept, and the limit
-is recorded as bound.
+First seen wins, with two exceptions: a URL that entered only as an hreflang alternate and
+is later listed as a ``<loc>`` takes that listing's record (source, lastmod, priority…), and
+a URL listed as ``/foo`` then as ``/foo/`` takes the slash form's (SPEC §5 rule 7, unless a
+fetched canonical fixed the form), the other form kept in ``aliases``; ``/foo/`` then
+``/foo`` notes ``/foo`` in the aliases. The feed exporter applies these when the run ends
+(``SeenSet.upgrades``); the twin bookkeeping is the seen-set's (``SeenSet.twins``), shared
+with the link crawl, so a sitemap listing and a crawled page agree on one URL. Also
+enforces the URL limit (``SITEMAP_MAX_URLS``) exactly: URLs past it are counted as seen but
+not kept, and the limit is recorded as bound.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.signals import urls_expected
 from discovery_crawler.urls.normalize import twin_keys
-from discovery_crawler.urls.seen import SeenSet
+from discovery_crawler.urls.seen import RENAMED, SeenSet
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -42,10 +46,8 @@ class DedupPipeline(BatchStage):
     def __init__(self, crawler: Crawler):
         super().__init__(crawler)
         self.max_urls = crawler.settings.getint("SITEMAP_MAX_URLS")
-        # URLs that entered as hreflang alternates only, and URLs that entered without
-        # their trailing slash (compact; allocated on first use).
+        # URLs that entered as hreflang alternates only (compact; allocated on first use).
         self.alternates_only = _LazySeenSet()
-        self.slashless_first = _LazySeenSet()
         crawler.signals.connect(self.urls_expected, signal=urls_expected)
 
     def urls_expected(self, urls: int) -> None:
@@ -70,7 +72,8 @@ class DedupPipeline(BatchStage):
         over_limit = 0
         room = self.max_urls - record.counts["unique"] if self.max_urls else -1
         alternates_only = self.alternates_only
-        slashless = self.slashless_first
+        twins = seen.twins
+        aliased = 0
         for rec, key, is_new in zip(records, keys, new, strict=True):
             if is_new:
                 if room == 0:
@@ -82,7 +85,7 @@ class DedupPipeline(BatchStage):
                     alternates_only.add(key)
                     record.counts["alternate_only"] += 1
                 if rec["url"] is not key:  # not in the slash form: /foo, not /foo/
-                    slashless.add(key)
+                    twins.wrote(key, rec["url"])
                 continue
             duplicates += 1
             if seen.upgraded(key):
@@ -91,16 +94,22 @@ class DedupPipeline(BatchStage):
                 # first met as an hreflang alternate, now listed: the listing wins
                 seen.upgrade(key, rec)
                 record.counts["alternate_only"] -= 1
-            elif rec["url"] is key and key in slashless:
-                # trailing-slash twins: the slash form wins (SPEC §5 rule 7)
-                seen.upgrade(key, rec)
-                record.counts["slash_twins"] += 1
             else:
+                # trailing-slash twins: the slash form wins (SPEC §5 rule 7), taking this
+                # listing's record; or the other form is noted in the record's aliases
+                twin = twins.sighted(key, rec["url"], rec)
+                if twin == RENAMED:
+                    record.counts["slash_twins"] += 1
+                    continue
                 seen.add_source(key, rec["sitemap"])
+                if twin is not None:
+                    aliased += 1
         item.records = kept
         item.seen = seen
         record.counts["unique"] += len(kept)
         self.stats.inc_value("discovery/urls/unique", len(kept))
+        if aliased:
+            record.counts["twin_aliases"] += aliased
         if duplicates:
             record.counts["duplicates"] += duplicates
             self.stats.inc_value("discovery/urls/duplicate", duplicates)

@@ -38,6 +38,25 @@ def fingerprint(url: str) -> int:
     return hash(url) or 1
 
 
+def slashless_form(key: str) -> str:
+    """The twin of a twin key without its trailing slash (``/foo/?q`` → ``/foo?q``)."""
+    query = key.find("?")
+    end = len(key) if query < 0 else query
+    return key[: end - 1] + key[end:]
+
+
+class RecordPatch(dict):
+    """An upgrade that amends a record already written instead of replacing it: its final
+    ``url``, the ``aliases`` it gains, and any other fields it takes (a sitemap listing's
+    metadata; ``output.exporters.patched_record``). Kept in ``SeenSet.upgrades`` beside the
+    full records of the dedup stage."""
+
+
+# What ``SeenSet.sighted`` did with a second form of a URL.
+RENAMED = "renamed"  # the record takes the slash form, the other one in its aliases
+ALIASED = "aliased"  # the record keeps its URL and notes the other form in its aliases
+
+
 class SeenSet:
     """Remembers fingerprints of URLs already admitted, and extra sources of duplicates.
 
@@ -50,7 +69,16 @@ class SeenSet:
     against 16.8 MB (``%`` costs ~0.05 s more per 1M adds, measured).
     """
 
-    __slots__ = ("_count", "_limit", "_size", "_slots", "extra_sources", "resizes", "upgrades")
+    __slots__ = (
+        "_count",
+        "_limit",
+        "_size",
+        "_slots",
+        "extra_sources",
+        "resizes",
+        "twins",
+        "upgrades",
+    )
 
     def __init__(self, capacity: int = 0, min_slots: int = 0) -> None:
         size = min_slots or _MIN_SLOTS
@@ -64,8 +92,11 @@ class SeenSet:
         # fingerprint -> further sources (sitemap URLs) that listed an already-seen URL.
         # Only duplicates land here, so it grows with duplicates, not with the site.
         self.extra_sources: dict[int, list[str]] = {}
-        # fingerprint -> the <loc> record of a URL first seen as an hreflang alternate.
+        # fingerprint -> the <loc> record of a URL first seen as an hreflang alternate, or
+        # the slash form listed after the slashless one; or a ``RecordPatch``.
         self.upgrades: dict[int, dict[str, Any]] = {}
+        # Trailing-slash twins (SPEC §5 rule 7), shared by every writer of records.
+        self.twins = Twins(self.upgrades)
 
     def __len__(self) -> int:
         return self._count
@@ -194,3 +225,153 @@ class SeenSet:
 
     def sources_of(self, url: str) -> list[str]:
         return self.extra_sources.get(hash(twin_key(url)) or 1, [])
+
+
+class Twins:
+    """What the run knows of trailing-slash twins (SPEC §5 rule 7), shared by every writer
+    of records (the dedup stage, the link crawl) as ``SeenSet.twins``, so a listing and a
+    crawled page agree on one URL whichever came first.
+
+    A record's URL is its first form, unless a fetch decided another (its canonical, a
+    redirect that only added or dropped the slash: ``fixed``) or the slash form turned up
+    and no fetch had decided (rule 7: the slash form wins); the other form, once met, is in
+    the record's ``aliases``. A page the link crawl has requested but not yet recorded is
+    ``pending``: the forms met meanwhile wait for its record (``settle``), so the outcome
+    does not depend on which response lands first. Changes to records already written go
+    to ``upgrades`` (a ``RecordPatch``, or the slash listing's record in the dedup stage),
+    which the feed exporters apply when the run ends.
+
+    Fingerprints of twin keys; the slashless sets are compact and allocated on first use
+    (most sites have none: a slash-form link then costs the link crawl one attribute test),
+    the link crawl's never-fetched files apart from the pages.
+    """
+
+    __slots__ = (
+        "fixed",
+        "noted",
+        "pending",
+        "sightings",
+        "slashless",
+        "slashless_files",
+        "upgrades",
+    )
+
+    def __init__(self, upgrades: dict[int, dict[str, Any]]) -> None:
+        self.upgrades = upgrades
+        self.slashless: SeenSet | None = None  # keys first met or written without the slash
+        self.slashless_files: SeenSet | None = None  # ... for files the crawl never fetches
+        self.fixed: set[int] = set()  # a fetch decided the record's form
+        self.noted: set[int] = set()  # the record's aliases name its twin
+        self.pending: set[int] = set()  # requested by the link crawl, not yet recorded
+        self.sightings: dict[int, list[str]] = {}  # forms met while pending
+
+    def _slashless(self, key: str, file: bool = False) -> None:
+        if file:
+            files = self.slashless_files
+            if files is None:
+                files = self.slashless_files = SeenSet(min_slots=1 << 12)
+            files.add(key)
+        else:
+            slashless = self.slashless
+            if slashless is None:
+                slashless = self.slashless = SeenSet(min_slots=1 << 12)
+            slashless.add(key)
+
+    def expect(self, key: str, url: str) -> None:
+        """The link crawl requested ``url`` (twin key ``key``); its record comes later."""
+        if url is not key and url != key:
+            self._slashless(key)
+        self.pending.add(hash(key) or 1)
+
+    def settle(self, key: str) -> list[str]:
+        """The record of ``key`` is being written: the forms met while it was pending."""
+        fp = hash(key) or 1
+        self.pending.discard(fp)
+        return self.sightings.pop(fp, [])
+
+    def wrote(
+        self, key: str, url: str, fixed: bool = False, noted: bool = False, file: bool = False
+    ) -> None:
+        """A record was written under ``url`` (twin key ``key``); ``fixed``: a fetch decided
+        its form; ``noted``: its ``aliases`` name the twin; ``file``: a URL the link crawl
+        records and never fetches (a file, an asset): its slash form is not looked for."""
+        if url is not key and url != key:
+            self._slashless(key, file)
+        if fixed or noted:
+            fp = hash(key) or 1
+            if fixed:
+                self.fixed.add(fp)
+            if noted:
+                self.noted.add(fp)
+
+    def sighted(self, key: str, url: str, record: dict[str, Any] | None = None) -> str | None:
+        """``url`` (twin key ``key``, already seen) was met again. A slashless record
+        meeting its slash form takes it (``RENAMED``: replaced by ``record`` when given, the
+        dedup stage's listing, else patched), unless a fetch fixed its form; otherwise a form
+        the record does not have joins its ``aliases`` (``ALIASED``). None when there was
+        nothing to do now: the same form, the twin already noted, or the record not yet
+        written (the form waits for ``settle``)."""
+        fp = hash(key) or 1
+        if fp in self.noted:
+            return None
+        slashless = self.slashless
+        record_slash = slashless is None or key not in slashless
+        slash = url is key or url == key
+        if slash is record_slash:
+            # The form the record has, or (pending) was requested in: a record that ends in
+            # the other form names this one in its aliases anyway (the redirect's source,
+            # the fetched form of a canonical twin).
+            return None
+        if fp in self.pending:
+            forms = self.sightings.setdefault(fp, [])
+            if url not in forms:
+                forms.append(url)
+            return None
+        if slash:
+            other = slashless_form(key)
+            if fp in self.fixed:
+                self._patch(fp, other, key)
+                done = ALIASED
+            else:
+                if record is not None:
+                    self.upgrades[fp] = record
+                self._patch(fp, key, other)
+                done = RENAMED
+        else:
+            files = self.slashless_files
+            if files is not None and key in files:
+                return None  # a file's record, written without the slash
+            self._patch(fp, key, url)
+            done = ALIASED
+        self.noted.add(fp)
+        return done
+
+    def _patch(self, fp: int, url: str, alias: str) -> None:
+        """The record of ``fp`` ends up under ``url`` with ``alias`` among its aliases."""
+        upgrade = self.upgrades.get(fp)
+        if upgrade is None:
+            upgrade = self.upgrades[fp] = RecordPatch(url=url, aliases=[])
+        upgrade["url"] = url
+        aliases = list(upgrade.get("aliases") or ())
+        if alias != url and alias not in aliases:
+            aliases.append(alias)
+        upgrade["aliases"] = aliases
+
+
+def settled_form(
+    url: str, key: str, aliases: list[str], forms: list[str], fixed: bool
+) -> tuple[str, list[str]]:
+    """The URL and aliases of a record about to be written under ``url`` (twin key
+    ``key``, aliases so far ``aliases``), given the ``forms`` met while it was pending
+    (``Twins.settle``): the slash form wins unless a fetch ``fixed`` the form (rule 7)."""
+    final = url
+    known = list(aliases)
+    for form in forms:
+        if form == final or form in known:
+            continue
+        if form == key and not fixed:
+            known.append(final)
+            final = key
+        else:
+            known.append(form)
+    return final, [form for form in known if form != final]
