@@ -47,6 +47,7 @@ RECORD_FIELDS = (
     "aliases",  # other URLs that are this page: its trailing-slash twin, a slash redirect
     "redirected_to",  # where a fetch of the URL was sent (a 3xx Location or a meta refresh)
     "live",  # verify: the listed URL answered a page (2xx) without being redirected
+    "canonical",  # the other page a fetched page names canonical (flag canonical_elsewhere)
 )
 # Not a feed field: on a record from the sitemap worker, what later stages would work out
 # from its listing alone — (score without the auth rule, page type, selection slot, base
@@ -59,7 +60,15 @@ STAGE_FIELDS = ("kind", "flags", "slug", "score", "change")
 CRAWL_FIELDS = ("via", "found_on", "anchor", "depth", "title", "status", "refusal")
 # A stage that sets one of these on a record of a batch carrying the sitemap worker's lines
 # (``UrlBatch.worked``) clears ``worked``: those lines have no extra fields.
-EXTRA_FIELDS = ("robots_rule", "robots_group", "junk_pattern", "aliases", "redirected_to", "live")
+EXTRA_FIELDS = (
+    "robots_rule",
+    "robots_group",
+    "junk_pattern",
+    "aliases",
+    "redirected_to",
+    "live",
+    "canonical",
+)
 BASE_FIELDS = tuple(f for f in RECORD_FIELDS if f not in STAGE_FIELDS + CRAWL_FIELDS + EXTRA_FIELDS)
 
 

@@ -34,6 +34,7 @@ COUNT_KEYS = (
     "slash_twins",  # /foo then /foo/: collapsed to the slash form (SPEC §5 rule 7)
     "twin_aliases",  # the other form seen after the record's: noted in its aliases
     "canonical_twins",  # a fetched page's canonical is its twin: recorded under the canonical
+    "canonical_elsewhere",  # a fetched page names another page canonical: both recorded
     "slash_redirects",  # a redirect that only adds or drops the slash: one record, followed
     "robots_disallowed",  # URLs of the inventory robots.txt disallows (flagged, not fetched)
 )

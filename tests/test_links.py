@@ -91,7 +91,7 @@ def test_citations_titles_and_file_records(site, links):
     assert result.returncode == 0, result.stderr[-3000:]
     o = site.origin
     recs = by_path(result, o)
-    assert set(recs) == set(DEPTH) - {"/alias/"}
+    assert set(recs) == set(DEPTH)  # /alias/ names /canon/ canonical: both are recorded
     assert len(result.records) == len(recs)  # one record per URL
     home = recs["/"]
     assert (home["via"], home["found_on"], home["depth"], home["source"]) == (
@@ -130,24 +130,28 @@ def test_citations_titles_and_file_records(site, links):
     assert crawl["nofollow_links"] == 1 and crawl["nofollow_pages"] == 1
 
 
-def test_canonical_is_honoured(site, links):
-    """/alias/ names /canon/ canonical: no record of its own; /canon/ is enqueued and
-    inherits its citation (found on /b/, anchor "Alias", depth 2); the alias's links are
-    still followed."""
+def test_canonical_naming_another_page(site, links):
+    """/alias/ names /canon/ canonical: /alias/ answered, so it keeps its record, with the
+    canonical it names and the flag canonical_elsewhere; /canon/ is enqueued, found on
+    /alias/; the alias's links are still followed."""
     result = links(site.url("/"))
     o = site.origin
     recs = by_path(result, o)
-    assert "/alias/" not in recs
+    alias = recs["/alias/"]
+    assert (alias["status"], alias["title"], alias["canonical"]) == (200, "Alias", o + "/canon/")
+    assert "canonical_elsewhere" in alias["flags"]
     canon = recs["/canon/"]
-    assert (canon["found_on"], canon["anchor"], canon["depth"], canon["title"]) == (
-        o + "/b/",
-        "Alias",
+    assert (canon["via"], canon["found_on"], canon["depth"], canon["title"]) == (
+        "canonical",
+        o + "/alias/",
         2,
         "Canonical",
     )
+    assert "canonical" not in canon
     assert "/canon/" in fetched(site) and "/alias-child/" in recs
-    aliases = result.discovery["crawl"]["canonical_aliases"]
-    assert aliases["items"] == [{"url": o + "/alias/", "canonical": o + "/canon/"}]
+    elsewhere = result.discovery["crawl"]["canonical_elsewhere"]
+    assert elsewhere["items"] == [{"url": o + "/alias/", "canonical": o + "/canon/"}]
+    assert result.discovery["counts"]["canonical_elsewhere"] == 1
 
 
 def test_max_pages_holds_exactly(site, links):

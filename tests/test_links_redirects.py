@@ -594,3 +594,25 @@ def test_patched_record_applies_a_twin_patch_and_keeps_the_crawl_fields():
         200,
     )
     assert obj["aliases"] == ["https://x/a"] and obj["redirected_to"] == "https://x/b/"
+
+
+# -- canonicals naming another page ----------------------------------------------------------
+def test_every_page_naming_the_home_page_canonical_is_kept(serve, links):
+    """A Next.js export whose every page names the home page canonical: each page answered,
+    so each is in the inventory under its own URL, with the canonical it names; a query
+    variant and an index.html spelling are the same document, recorded under the
+    canonical; a canonical with an empty path segment names nothing."""
+    server = serve_site(serve, "canonical-home")
+    o = server.origin
+    recs = by_path(links(o + "/"), o)
+    for path, title in (("/features/", "Features"), ("/pricing/", "Pricing")):
+        rec = recs[path]
+        assert (rec["status"], rec["title"], rec["canonical"]) == (200, title, o + "/")
+        assert "canonical_elsewhere" in flags(rec)
+    assert "canonical" not in recs["/"]
+    # /docs/index.html names //docs/: ignored, the page keeps its record and no URL is made up
+    assert recs["/docs/index.html"]["status"] == 200 and "canonical" not in recs["/docs/index.html"]
+    assert not [p for p in recs if "//" in p]
+    # /blog/?sort=new names /blog/ and /blog/post/ names its index.html: one record each
+    assert "/blog/?sort=new" not in recs and recs["/blog/"]["title"] == "Blog"
+    assert "/blog/post/" not in recs and recs["/blog/post/index.html"]["title"] == "A post"

@@ -101,6 +101,9 @@ class CrawlAccount:
         self.other_host_links = 0
         self.canonical_aliases = CappedList(list_cap)
         self.canonical_twins = CappedList(list_cap)  # canonical = the trailing-slash twin
+        # canonical = another page: the page keeps its record, the canonical is noted on it
+        self.canonical_elsewhere = CappedList(list_cap)
+        self.canonical_ignored = CappedList(list_cap)  # unusable (an empty path segment)
         self.redirects = CappedList(list_cap)  # every 3xx with a Location
         self.slash_redirects = CappedList(list_cap)  # ... that only added/dropped the slash
         self.refreshes = CappedList(list_cap)  # <meta http-equiv=refresh> followed
@@ -124,6 +127,7 @@ class CrawlAccount:
             (self.redirected, "redirects to another page"),
             (self.redirect_loops, "redirect loops"),
             (self.canonical_aliases.count, "pages recorded under their canonical"),
+            (self.canonical_elsewhere.count, "pages naming another page canonical"),
             (counts.get("canonical_twins", 0), "canonical twins"),
             (counts.get("slash_twins", 0), "slash twins collapsed"),
             (counts.get("twin_aliases", 0), "twin forms noted in aliases"),
@@ -146,6 +150,8 @@ class CrawlAccount:
             "other_host_links": self.other_host_links,
             "canonical_aliases": self.canonical_aliases.as_dict(),
             "canonical_twins": self.canonical_twins.as_dict(),
+            "canonical_elsewhere": self.canonical_elsewhere.as_dict(),
+            "canonical_ignored": self.canonical_ignored.as_dict(),
             "redirects": self.redirects.as_dict(),
             "slash_redirects": self.slash_redirects.as_dict(),
             "meta_refreshes": self.refreshes.as_dict(),

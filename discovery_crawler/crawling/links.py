@@ -19,8 +19,11 @@ scheduler, before any ``Request`` is built:
   not parsed for links;
 - budgets: ``max_depth`` (hops) and ``max_pages`` (page requests) hold exactly; a URL
   over a budget is recorded, not requested, and the crawl log says which budget bound;
-- ``<link rel=canonical>`` to another same-site URL: the page is recorded under the
-  canonical (which inherits the page's citation and is enqueued), not under its own URL;
+- ``<link rel=canonical>`` to another same-site URL: the canonical is enqueued; a page that
+  is the canonical's own document under another spelling (``/docs/index.html`` for
+  ``/docs/``, ``/a?sort=new`` for ``/a``) is recorded under the canonical (which inherits
+  its citation), any other keeps its own record with ``canonical`` and the flag
+  ``canonical_elsewhere`` (a page that answered exists, whatever it claims);
   a canonical that is the page's trailing-slash twin renames the record (SPEC §5 rule 7,
   either way), the fetched form going to ``aliases``;
 - redirects (3xx and ``<meta http-equiv=refresh>``) are followed by the spider, not by
@@ -99,6 +102,24 @@ def _listed_fields(listing: dict[str, Any], source: str) -> dict[str, Any]:
     if source != "seed":
         fields["source"] = listing.get("source") or "sitemap"
     return fields
+
+
+_INDEX_NAMES = ("index.html", "index.htm", "index.php")
+
+
+def same_document(url: str, canonical: str) -> bool:
+    """Whether a page's canonical names the page itself under another spelling: its folder
+    or its index file (``/docs/index.html`` ↔ ``/docs/``), or its path without the query
+    (``/a?sort=new`` → ``/a``). Any other canonical names another page."""
+    path, _, query = url.partition("?")
+    if query and canonical in (path, twin_key(path)):
+        return True
+    for name in _INDEX_NAMES:  # either way round
+        if path.endswith("/" + name) and canonical == path[: -len(name)]:
+            return True
+        if canonical.endswith("/" + name) and path == canonical[: -len(name)]:
+            return True
+    return False
 
 
 def take_twin(rec: dict[str, Any], canonical: str) -> None:
@@ -753,7 +774,10 @@ class LinkCrawler:
         """What the page's canonical says: None when the page is an alias of another
         same-site URL (recorded there); True when it decides the page's form — itself, or
         its trailing-slash twin, which ``rec`` then takes (SPEC §5 rule 7: either form;
-        the fetched one joins its aliases); False when it says nothing usable."""
+        the fetched one joins its aliases); False when it says nothing usable, or names
+        another page: a page that answered is in the inventory under its own URL, with the
+        canonical it names (``canonical``, flag ``canonical_elsewhere``) — sites that give
+        every page the home page's canonical are common, and their pages exist."""
         try:
             canonical = self.origins.normalize(urljoin(base, raw).partition("#")[0])
         except (UrlError, ValueError):
@@ -762,6 +786,12 @@ class LinkCrawler:
             return False
         if canonical == url:
             return True
+        if "//" in canonical[canonical.find("//") + 2 :]:
+            # An empty path segment (``https://host//docs/``): a template's join gone
+            # wrong, not a page to name the record by.
+            self.link_crawl.canonical_ignored.append({"url": url, "canonical": canonical})
+            self.crawler.stats.inc_value("links/canonical_ignored")
+            return False
         key = twin_key(canonical)
         account = self.link_crawl
         if key == twin_key(url):
@@ -770,16 +800,26 @@ class LinkCrawler:
             self.record.counts["canonical_twins"] += 1
             self.crawler.stats.inc_value("links/canonical_twins")
             return True
-        account.canonical_aliases.append({"url": url, "canonical": canonical})
-        self.record.counts["canonical_aliases"] += 1
-        self.crawler.stats.inc_value("links/canonical_aliases")
+        alias = same_document(url, canonical)
         if self.record.seen.add(key):
             # The canonical inherits this page's citation and depth, and is enqueued.
             inherited = {k: meta.get(k) for k in ("via", "found_on", "anchor", "entry")}
+            if not alias:
+                inherited.update(via="canonical", found_on=url, anchor=None)
             request = self._bfs_admit(canonical, meta.get("depth", 0), inherited, records)
             if request is not None:
                 self.crawler.engine.crawl(request)
-        return None
+        if alias:  # the same document under another spelling: recorded as the canonical
+            account.canonical_aliases.append({"url": url, "canonical": canonical})
+            self.record.counts["canonical_aliases"] += 1
+            self.crawler.stats.inc_value("links/canonical_aliases")
+            return None
+        account.canonical_elsewhere.append({"url": url, "canonical": canonical})
+        self.record.counts["canonical_elsewhere"] += 1
+        self.crawler.stats.inc_value("links/canonical_elsewhere")
+        rec["canonical"] = canonical
+        rec["flags"] = [*(rec.get("flags") or ()), "canonical_elsewhere"]
+        return False
 
     def _bfs_follow(
         self,
