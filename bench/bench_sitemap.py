@@ -31,6 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import quote
 
 BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = BENCH_DIR.parent
@@ -58,39 +59,26 @@ def child_name(index: int, children: int) -> str:
     return f"sitemap-{index:0{width}d}.xml.gz"
 
 
-def generate_tree(root: Path, base: str, children: int, per_child: int, seed: int) -> int:
-    """Write robots.txt, sitemap_index.xml and gzipped urlsets; return URL count.
-
-    URLs are unique (article ids are a running counter) and the extra fields
-    vary, so parsers do realistic work rather than chewing identical lines.
-    """
+def generate_tree(
+    root: Path, base: str, children: int, per_child: int, seed: int, tree: str = "clean"
+) -> int:
+    """Write robots.txt, sitemap_index.xml and gzipped urlsets; return the URL count our
+    feed must hold (every generated page, and on the realistic tree its alternates, less
+    the malformed and other-host entries)."""
     (root / "robots.txt").write_text(
         f"User-agent: *\nDisallow: /private/\n\nSitemap: {base}/sitemap_index.xml\n"
     )
     index = ['<?xml version="1.0" encoding="UTF-8"?>']
     index.append('<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">')
-    article = 100_000
+    write = _clean_urlset if tree == "clean" else _realistic_urlset
+    expected = 0
     for c in range(1, children + 1):
         name = child_name(c, children)
         rng = random.Random(seed * 1_000_003 + c)
-        lines = ['<?xml version="1.0" encoding="UTF-8"?>']
-        lines.append('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">')
-        for _ in range(per_child):
-            article += 1
-            ts = 1_600_000_000 + rng.randrange(150_000_000)
-            lastmod = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(ts))
-            section = rng.randrange(1, 41)
-            lines.append(
-                "  <url>\n"
-                f"    <loc>{base}/section-{section}/article-{article}/</loc>\n"
-                f"    <lastmod>{lastmod}</lastmod>\n"
-                f"    <changefreq>{rng.choice(CHANGEFREQS)}</changefreq>\n"
-                f"    <priority>{rng.randrange(1, 11) / 10:.1f}</priority>\n"
-                "  </url>"
-            )
-        lines.append("</urlset>\n")
+        text, count = write(rng, base, c, per_child)
+        expected += count
         with gzip.open(root / name, "wb", compresslevel=6) as fh:
-            fh.write("\n".join(lines).encode())
+            fh.write(text.encode())
         index.append(
             f"  <sitemap>\n    <loc>{base}/{name}</loc>\n"
             f"    <lastmod>2025-01-{c % 28 + 1:02d}T00:00:00+00:00</lastmod>\n"
@@ -98,7 +86,167 @@ def generate_tree(root: Path, base: str, children: int, per_child: int, seed: in
         )
     index.append("</sitemapindex>\n")
     (root / "sitemap_index.xml").write_text("\n".join(index))
-    return children * per_child
+    return expected
+
+
+def _clean_urlset(rng: random.Random, base: str, child: int, per_child: int) -> tuple[str, int]:
+    """The easiest tree there is: ``/section-N/article-N/``, every field, one shape.
+
+    URLs are unique (article ids are a running counter) and the extra fields vary, so
+    parsers do realistic work rather than chewing identical lines.
+    """
+    article = 100_000 + (child - 1) * per_child
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>']
+    lines.append('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">')
+    for _ in range(per_child):
+        article += 1
+        ts = 1_600_000_000 + rng.randrange(150_000_000)
+        lastmod = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(ts))
+        section = rng.randrange(1, 41)
+        lines.append(
+            "  <url>\n"
+            f"    <loc>{base}/section-{section}/article-{article}/</loc>\n"
+            f"    <lastmod>{lastmod}</lastmod>\n"
+            f"    <changefreq>{rng.choice(CHANGEFREQS)}</changefreq>\n"
+            f"    <priority>{rng.randrange(1, 11) / 10:.1f}</priority>\n"
+            "  </url>"
+        )
+    lines.append("</urlset>\n")
+    return "\n".join(lines), per_child
+
+
+# The realistic tree: what large sites' generators write (Yoast, next-sitemap, Rails'
+# sitemap_generator, news sites). Section paths two to four segments deep under a dozen
+# top sections (thousands of distinct parents), slugs of words with an id, some ``.html``
+# pages and some without the trailing slash.
+_TOP = (
+    "blog", "news", "products", "docs", "help", "guides", "shop", "stories",
+    "events", "recipes", "learn", "category",
+)  # fmt: skip
+_WORDS = (
+    "kitchen", "garden", "travel", "sports", "music", "health", "finance", "science",
+    "design", "cars", "home", "tools", "outdoor", "fashion", "books", "movies", "games",
+    "family", "pets", "photo", "art", "history", "energy", "climate", "food", "drinks",
+    "office", "software", "hardware", "mobile", "security", "cloud", "data", "people",
+    "culture", "local", "world", "europe", "asia", "africa",
+)  # fmt: skip
+_SLUG_WORDS = (
+    "best", "new", "how", "to", "guide", "review", "top", "ideas", "easy", "quick",
+    "simple", "complete", "ultimate", "cheap", "small", "large", "green", "red", "blue",
+    "modern", "classic", "winter", "summer", "spring", "autumn", "city", "weekend",
+    "family", "budget", "premium", "tips", "tricks", "things", "places", "ways", "start",
+    "make", "build", "choose", "clean", "fix", "grow", "cook", "plan", "visit", "know",
+)  # fmt: skip
+# Non-ASCII words as sites write them: raw UTF-8 in the XML, or already percent-encoded.
+_UNICODE_WORDS = ("café", "crème-brûlée", "straße", "über", "niño", "日本語", "москва", "çà")
+_LANGS = ("fr", "de", "es", "it", "nl", "pt")
+_IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
+_NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
+_XHTML_NS = "http://www.w3.org/1999/xhtml"
+# Entries no tool can read as a page of the site: an empty or missing <loc>, a URL
+# without a host, a broken IPv6 host, another host's page.
+_MALFORMED = (
+    "    <loc></loc>\n",
+    "    <lastmod>2024-03-01</lastmod>\n",
+    "    <loc>http:///no-host/page/</loc>\n",
+    "    <loc>https://[broken/page/</loc>\n",
+    "    <loc>https://cdn.other-site.example/asset/page/</loc>\n",
+)
+
+
+def _realistic_urlset(rng: random.Random, base: str, child: int, per_child: int) -> tuple[str, int]:
+    """A urlset as real sites write them; returns its text and the URLs the feed must
+    hold from it.
+
+    Per ``<url>``: lastmod (dates, timestamps, fractional seconds and offsets) and
+    priority on every entry, changefreq on half; 10 % with ``xhtml:link`` hreflang
+    alternates (itself and another language's page, which only the alternate names);
+    2 % with tracking parameters and another query parameter (``&amp;``-escaped); 15 %
+    with an ``image:image``, 3 % with a ``news:news`` block; 3 % with a non-ASCII slug; a
+    few padded with whitespace; one in 5,000 malformed or on another host.
+    """
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="{_XHTML_NS}"'
+        f' xmlns:image="{_IMAGE_NS}" xmlns:news="{_NEWS_NS}">',
+    ]
+    article = 100_000 + (child - 1) * per_child
+    expected = 0
+    for _ in range(per_child):
+        article += 1
+        r = rng.random()
+        if r < 0.0002:
+            bad = _MALFORMED[rng.randrange(len(_MALFORMED))]
+            lines.append(f"  <url>\n{bad}    <priority>0.5</priority>\n  </url>")
+            continue
+        expected += 1
+        depth = rng.choice((2, 2, 3, 3, 3, 4))
+        section = [_TOP[rng.randrange(len(_TOP))]]
+        section += [_WORDS[rng.randrange(len(_WORDS))] for _ in range(depth - 1)]
+        words = [_SLUG_WORDS[rng.randrange(len(_SLUG_WORDS))] for _ in range(rng.randrange(2, 6))]
+        if rng.random() < 0.03:
+            word = _UNICODE_WORDS[rng.randrange(len(_UNICODE_WORDS))]
+            words.insert(1, word if rng.random() < 0.5 else quote(word))
+        slug = "-".join(words) + f"-{article}"
+        shape = rng.random()
+        tail = ".html" if shape < 0.1 else "" if shape < 0.3 else "/"
+        path = "/".join(section) + "/" + slug + tail
+        query = ""
+        if rng.random() < 0.02:
+            other = rng.choice((f"variant={article % 7}", f"id={article}", "lang=en", "ref=home"))
+            campaign = f"spring-{article % 97}"
+            query = (
+                "?utm_source=newsletter&amp;utm_medium=email"
+                f"&amp;utm_campaign={campaign}&amp;{other}"
+            )
+        loc = f"{base}/{path}{query}"
+        block = ["  <url>"]
+        if rng.random() < 0.005:
+            block.append(f"    <loc>\n      {loc}\n    </loc>")
+        else:
+            block.append(f"    <loc>{loc}</loc>")
+        ts = 1_600_000_000 + rng.randrange(150_000_000)
+        form = rng.random()
+        if form < 0.3:
+            lastmod = time.strftime("%Y-%m-%d", time.gmtime(ts))
+        elif form < 0.8:
+            lastmod = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(ts))
+        elif form < 0.9:
+            lastmod = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + f".{ts % 1000:03d}Z"
+        else:
+            lastmod = time.strftime("%Y-%m-%dT%H:%M:%S+02:00", time.gmtime(ts))
+        block.append(f"    <lastmod>{lastmod}</lastmod>")
+        if rng.random() < 0.5:
+            block.append(f"    <changefreq>{rng.choice(CHANGEFREQS)}</changefreq>")
+        block.append(f"    <priority>{rng.randrange(1, 11) / 10:.1f}</priority>")
+        if rng.random() < 0.10:
+            lang = _LANGS[rng.randrange(len(_LANGS))]
+            block.append(f'    <xhtml:link rel="alternate" hreflang="en" href="{loc}"/>')
+            block.append(
+                f'    <xhtml:link rel="alternate" hreflang="{lang}" href="{base}/{lang}/{path}"/>'
+            )
+            expected += 1
+        if rng.random() < 0.15:
+            block.append(
+                "    <image:image>\n"
+                f"      <image:loc>{base}/wp-content/uploads/{2019 + article % 6}/"
+                f"{article % 12 + 1:02d}/{words[0]}-{article}.jpg</image:loc>\n"
+                "    </image:image>"
+            )
+        if rng.random() < 0.03:
+            day = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+            title = " ".join(words).capitalize().replace("&", "and")
+            block.append(
+                "    <news:news>\n      <news:publication>\n"
+                "        <news:name>The Example Times</news:name>\n"
+                "        <news:language>en</news:language>\n      </news:publication>\n"
+                f"      <news:publication_date>{day}</news:publication_date>\n"
+                f"      <news:title>{title}</news:title>\n    </news:news>"
+            )
+        block.append("  </url>")
+        lines.append("\n".join(block))
+    lines.append("</urlset>\n")
+    return "\n".join(lines), expected
 
 
 # --------------------------------------------------------------------------
@@ -471,6 +619,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--seed", type=int, default=1, help="RNG seed for the generated tree")
     p.add_argument(
+        "--tree",
+        choices=("clean", "realistic"),
+        default="clean",
+        help="clean: one plain shape; realistic: alternates, queries, extensions, deep and"
+        " non-ASCII paths, malformed entries (default clean)",
+    )
+    p.add_argument(
         "--repeat", type=int, default=3, help="runs per contender, median reported (default 3)"
     )
     p.add_argument("--keep", action="store_true", help="keep the temp dir (tree, outputs, logs)")
@@ -498,10 +653,10 @@ def main(argv: list[str] | None = None) -> int:
         host, port = server.server_address[:2]
         base = f"http://{host}:{port}"
         t0 = time.perf_counter()
-        expected = generate_tree(site, base, args.children, args.per_child, args.seed)
+        expected = generate_tree(site, base, args.children, args.per_child, args.seed, args.tree)
         gz_mb = sum(f.stat().st_size for f in site.glob("*.gz")) / 2**20
         print(
-            f"[gen] {expected:,} URLs in {args.children} children"
+            f"[gen] {args.tree} tree: {expected:,} URLs in {args.children} children"
             f" ({gz_mb:.1f} MB gzipped) "
             f"in {time.perf_counter() - t0:.1f}s; serving {base}/ from {site}",
             flush=True,
@@ -534,6 +689,7 @@ def main(argv: list[str] | None = None) -> int:
                     "per_child": args.per_child,
                     "expected_urls": expected,
                     "seed": args.seed,
+                    "tree": args.tree,
                     "usp_version": USP_VERSION,
                     "cpus": os.cpu_count(),
                     "python": sys.version.split()[0],
