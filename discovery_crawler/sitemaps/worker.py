@@ -221,13 +221,18 @@ def _listing_columns(
     entries: list[tuple[Any, ...]],
 ) -> tuple[list[str], list[str], list[str], list[str], dict[int, Any]]:
     """A batch's locations, lastmods, changefreqs and priorities ('' for none) and its
-    hreflang alternates by index. The plain-urlset fast path's 4-tuples of text are
+    hreflang alternates by index. The plain-urlset fast path's 5-tuples of text are
     transposed by one ``zip`` (C) rather than a comprehension per column."""
-    if set(map(len, entries)) == {4}:
-        locs, lastmods, changefreqs, priorities = (
+    if set(map(len, entries)) == {5}:
+        locs, lastmods, changefreqs, priorities, pairs = (
             list(column) for column in zip(*entries, strict=True)
         )
-        return locs, lastmods, changefreqs, priorities, {}
+        alternates = (
+            {i: pairs[i] for i in itertools.compress(range(len(pairs)), pairs)}
+            if any(pairs)
+            else {}
+        )
+        return locs, lastmods, changefreqs, priorities, alternates
     return (
         [e[0] for e in entries],
         [e[1] or "" for e in entries],
