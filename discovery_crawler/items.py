@@ -49,13 +49,6 @@ RECORD_FIELDS = (
     "live",  # verify: the listed URL answered a page (2xx) without being redirected
     "canonical",  # the other page a fetched page names canonical (flag canonical_elsewhere)
 )
-# Not a feed field: on a record from the sitemap worker, what later stages would work out
-# from its listing alone — (score without the auth rule, page type, selection slot, base
-# slug, the feed line's head or '', URL kind, filter Decision or None, junk pattern name or
-# None, and on a first run the feed line's tail and the state.json entry the stages would
-# write if they keep the URL as it is, with its base slug, or ''). Stages use it when
-# present, checking what it assumed; it is never exported.
-URL_FACTS = "_facts"
 STAGE_FIELDS = ("kind", "flags", "slug", "score", "change")
 CRAWL_FIELDS = ("via", "found_on", "anchor", "depth", "title", "status", "refusal")
 # A stage that sets one of these on a record of a batch carrying the sitemap worker's lines
@@ -79,7 +72,7 @@ class UrlBatch:
     source: str  # how the URLs were found: sitemap | link | ...
     document: str  # URL of the document they came from (base for relative locations)
     entries: list[Entry] = field(default_factory=list)
-    # From the sitemap worker: the batch in columns (``sitemaps.worker.worked_batch``), which
+    # From the sitemap worker: the batch in columns (``sitemaps.facts.worked_batch``), which
     # the normalize stage turns into records (or entries) — never both this and entries.
     columns: tuple[Any, ...] | None = None
     records: list[dict[str, Any]] = field(default_factory=list)

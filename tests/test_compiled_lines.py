@@ -1,6 +1,7 @@
 """The feed's and state.json's lines from C (``output/_lines.c``) are the very text the
 Python functions write (``feed_lines._record_lines``, ``state._entry_lines``), on generated
-records of every shape: the C writes the common ones and leaves the others to Python.
+records of every shape: the C writes the common ones and leaves the others to Python; and
+its check that a record holds what its facts were worked out from is ``facts._holding``.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from discovery_crawler.items import EXTRA_FIELDS, URL_FACTS
-from discovery_crawler.output import feed_lines, state
+from discovery_crawler.items import EXTRA_FIELDS
+from discovery_crawler.output import feed_lines, json_text, state
 from discovery_crawler.output.feed_lines import json_heads, json_lines
+from discovery_crawler.sitemaps import facts as facts_module
+from discovery_crawler.sitemaps.facts import FACTS, HEAD_INDEX, UrlFacts
 from tests import conftest
 
 compiled = feed_lines._lines
@@ -60,7 +63,21 @@ def records(draw):
             rec[key] = draw(values)
     if draw(st.booleans()):  # the sitemap worker's facts, with its head (or none)
         head = draw(st.sampled_from(["", json_heads([rec])[0]]))
-        rec[URL_FACTS] = (1, "t", None, "s", head, "page", None, None, "", "")
+        rec[FACTS] = facts_of(rec, head)
+        if draw(st.integers(0, 4)) == 0:  # a stage changed a value the head was made from
+            key, changed = draw(
+                st.sampled_from(
+                    [
+                        ("url", "https://e.com/changed"),
+                        ("url", "".join(rec["url"])),  # equal text, another object
+                        ("lastmod", "2026-01-01"),
+                        ("priority", 0.5),
+                        ("source", "link"),
+                        ("alternates", [{"hreflang": "de", "href": "https://e.com/de"}]),
+                    ]
+                )
+            )
+            rec[key] = changed
     if draw(st.integers(0, 9)) == 0:
         rec["via"] = draw(TEXT)
         rec["found_on"] = None
@@ -68,6 +85,29 @@ def records(draw):
         name = draw(st.sampled_from(EXTRA_FIELDS))
         rec[name] = draw(st.one_of(TEXT, st.booleans(), st.lists(TEXT, max_size=2)))
     return rec
+
+
+def facts_of(rec, head, score=1, slug="s"):
+    """``UrlFacts`` worked out from ``rec``'s own values."""
+    return UrlFacts(
+        rec["url"],
+        rec["source"],
+        rec["sitemap"],
+        rec["lastmod"],
+        rec["priority"],
+        rec["changefreq"],
+        rec["alternates"],
+        score,
+        "t",
+        None,
+        slug,
+        head,
+        "page",
+        None,
+        None,
+        "",
+        "",
+    )
 
 
 def python_lines(batch):
@@ -99,17 +139,17 @@ def test_feed_lines_of_a_common_batch_come_from_c():
     head = json_heads([listed])[0]
     common = {
         **listed,
-        URL_FACTS: (3, "t", None, "a", head, "page", None, None, "", ""),
         "kind": "page",
         "flags": None,
         "slug": "a",
         "score": 3,
         "change": "new",
     }
+    common[FACTS] = facts_of(listed, head, score=3, slug="a")
     flagged = dict(common, flags=["requires_auth"])
     extra = dict(common, aliases=["https://e.com/a/"])
     batch = [common, flagged, extra]
-    lines = compiled.record_lines(batch, URL_FACTS)
+    lines = compiled.record_lines(batch, FACTS, HEAD_INDEX, facts_module.FROM_LISTING)
     assert (
         lines[0]
         == head + ', "kind": "page", "flags": null, "slug": "a", "score": 3, "change": "new"}'
@@ -150,12 +190,12 @@ def test_state_entries_refuse_what_python_refuses():
 
 def python_listed_heads(*args):
     """``listed_heads`` through its Python comprehension."""
-    saved = feed_lines._lines
-    feed_lines._lines = None
+    saved = json_text._lines
+    json_text._lines = None
     try:
-        return feed_lines.listed_heads(*args)
+        return json_text.listed_heads(*args)
     finally:
-        feed_lines._lines = saved
+        json_text._lines = saved
 
 
 @needs_compiled
@@ -176,6 +216,23 @@ def python_listed_heads(*args):
 def test_worker_heads_are_the_python_text(rows, source, sitemap):
     """The sitemap worker's heads (``listed_heads``) from C are the Python comprehension's."""
     columns = [[row[i] for row in rows] for i in range(4)]
-    assert feed_lines.listed_heads(*columns, source, sitemap) == python_listed_heads(
+    assert json_text.listed_heads(*columns, source, sitemap) == python_listed_heads(
         *columns, source, sitemap
     )
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.lists(records(), max_size=12), st.sampled_from(["rating", "listing", "url", "entry"]))
+def test_facts_holding_is_the_python_check(batch, checks):
+    """``facts.holding`` from C gives each record's facts exactly where the Python check
+    does: while every value they were worked out from is the very object in the record."""
+    chosen = getattr(facts_module, f"FROM_{checks.upper()}")
+    got = compiled.holding(batch, FACTS, chosen)
+    want = facts_module._holding(batch, chosen)
+    assert [id(f) for f in got] == [id(f) for f in want]
+
+
+def test_head_index_names_the_head():
+    """The C finds the head at ``HEAD_INDEX``."""
+    assert UrlFacts._fields[HEAD_INDEX] == "head"

@@ -230,6 +230,12 @@ SEGMENT = st.one_of(
             "article-100001",
             "team",
             "x",
+            "caf%c3%a9-cr%c3%a8me",
+            "%e6%97%a5%e6%9c%ac",
+            "%C3%BCber-uns",
+            "a%2fb",
+            "sign%2dup",
+            "v%32",
         ]
     ),
     st.from_regex(r"[a-zA-Z0-9][a-zA-Z0-9._-]{0,15}", fullmatch=True),
@@ -283,7 +289,7 @@ def test_rate_many_reads_a_title_whatever_the_batch_promises():
     """A sitemap batch (``fetched=False``) may hold a fetched page's record in union mode:
     where the full rules run, they read its title like ``score_record`` does."""
     rec = {
-        "url": "https://example.com/%C3%BCber-uns",  # not plain: the full rules
+        "url": "https://example.com/uber~uns",  # not plain: the full rules
         "priority": None,
         "changefreq": None,
         "title": "Contact us",
@@ -307,13 +313,22 @@ BATCH_ROW = st.fixed_dictionaries(
         "slash": st.booleans(),
         "priority": st.none() | st.sampled_from([0.0, 0.5, 0.8, 1.0, 0.33, 2.0]) | st.just("x"),
         "changefreq": st.none() | st.sampled_from(["daily", "weekly", "Hourly", "always"]),
-    }
+    },
+    optional={
+        "query": st.sampled_from(["?utm_id=1&page=2", "?a=b/c", "?x=%2F"]),
+        "origin": st.just("https://other.example"),
+    },
 )
 
 
 def _batch_urls(rows: list[dict], origin: str = SITE) -> list[str]:
     return [
-        origin + "/" + "/".join(r["path"]) + ("/" if r["slash"] and r["path"] else "") for r in rows
+        (r.get("origin") or origin)
+        + "/"
+        + "/".join(r["path"])
+        + ("/" if r["slash"] and r["path"] else "")
+        + r.get("query", "")
+        for r in rows
     ]
 
 
@@ -355,7 +370,8 @@ def test_a_plain_batch_is_rated_as_a_whole(paths):
 
 
 def test_batches_the_whole_batch_path_leaves_to_the_per_url_rules():
-    """A query, another origin, an index file or an empty segment: rated one by one."""
+    """An index file or an empty segment: rated one by one; a query (the rules read the
+    path) or a few URLs of another origin (rated apart): as a whole. The same either way."""
     rater = Rater()
     base = [f"{SITE}/docs/page-{i}/" for i in range(20)]
     args = ([None] * 20, [None] * 20, None, False)
@@ -367,7 +383,7 @@ def test_batches_the_whole_batch_path_leaves_to_the_per_url_rules():
         f"{SITE}/docs//x/",
     ):
         urls = [*base[:-1], odd]
-        assert rater._rate_bulk(urls, *args) is None, odd
+        assert (rater._rate_bulk(urls, *args) is None) == ("index" in odd or "//x" in odd), odd
         assert rater.rate_columns(urls, [None] * 20, [None] * 20) == rater._rate_each(
             urls, *args[:2], None, None, False
         )

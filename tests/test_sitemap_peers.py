@@ -11,7 +11,7 @@ inputs are transcribed, shortened); ultimate-sitemap-parser is GPL-3.0, so its s
 are re-written here in our own words (the shape of the document, not their files).
 
 Every row runs on the three ways a document is read: the plain-urlset fast path, the lxml
-path (``fast=False``) and the sitemap worker (``worker.parse_document``, which also
+path (``fast=False``) and the sitemap worker (``facts.parse_document``, which also
 normalizes). A document the peer could only half-read must leave ``problem`` set.
 """
 
@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
+from discovery_crawler.sitemaps.facts import RunContext, Tools, entries_of, parse_document
 from discovery_crawler.sitemaps.parser import SEVERAL_LOCS, ParseResult, iter_sitemap
-from discovery_crawler.sitemaps.worker import RunContext, Tools, entries_of, parse_document
 from discovery_crawler.urls.normalize import HOST_FIRST, UrlError, normalize, resolve_location
 from tests.conftest import realdata
 
@@ -724,7 +724,7 @@ def test_peer_case_in_the_worker(case):
     for kind, payload in parse_document(case.body, case.url, 0, 1000, Tools(RunContext())):
         if kind == "batches":
             for batch in payload:
-                urls.extend(e[0] for e in entries_of(batch))
+                urls.extend(e.url for e in entries_of(batch))
         else:
             done = payload
     assert done is not None

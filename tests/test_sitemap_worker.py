@@ -1,6 +1,7 @@
-"""The sitemap worker process (``sitemaps/worker.py``): what it sends back is what the
-stages would have worked out in-process, a real crawl gives the same inventory either way,
-and a worker that dies mid-document loses nothing."""
+"""The sitemap worker (``sitemaps/worker.py``, its process; ``sitemaps/facts.py``, what it
+works out): what it sends back is what the stages would have worked out in-process, a real
+crawl gives the same inventory either way, a fact stands only while the record holds what
+it was worked out from, and a worker that dies mid-document loses nothing."""
 
 from __future__ import annotations
 
@@ -18,20 +19,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from discovery_crawler.items import URL_FACTS
 from discovery_crawler.output.feed_lines import json_heads, json_lines
 from discovery_crawler.selection.scoring import Rater
 from discovery_crawler.sitemaps.body import SitemapTooLarge
-from discovery_crawler.sitemaps.parser import ParseResult, priority_value
-from discovery_crawler.sitemaps.worker import (
-    ParseWorker,
+from discovery_crawler.sitemaps.facts import (
+    FACTS,
     RunContext,
     Tools,
-    WorkerFailed,
+    UrlFacts,
     entries_of,
+    facts_for,
+    holding,
     parse_document,
     worked_batch,
 )
+from discovery_crawler.sitemaps.parser import ParseResult, priority_value
+from discovery_crawler.sitemaps.worker import ParseWorker, WorkerFailed
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.junk import junk_patterns_many
 from discovery_crawler.urls.kinds import url_kinds_many
@@ -60,6 +63,26 @@ def worked_entries(entries: list[tuple[Any, ...]], base: str = BASE) -> list[tup
     tools = Tools(RunContext(site=SITE, exclude_paths=("/private",)))
     batch = worked_batch(entries, base, tools)
     return entries_of(pickle.loads(pickle.dumps(batch, pickle.HIGHEST_PROTOCOL)))
+
+
+def with_facts(worked: list[Any], base: str = BASE) -> list[UrlFacts | None]:
+    """The ``UrlFacts`` the normalize stage makes of each worked entry (None: an error)."""
+    out = []
+    for got in worked:
+        if got.facts is None:
+            out.append(None)
+            continue
+        rec = {
+            "url": got.url,
+            "source": "sitemap",
+            "sitemap": base,
+            "lastmod": got.lastmod or None,
+            "priority": priority_value(got.priority) if got.priority else None,
+            "changefreq": got.changefreq or None,
+            "alternates": None,
+        }
+        out.append(facts_for(rec, got.facts, False))
+    return out
 
 
 def in_process(entries: list[tuple[Any, ...]], base: str = BASE) -> list[dict[str, Any]]:
@@ -107,41 +130,87 @@ def test_worked_entries_are_what_the_stages_work_out(pairs):
     assert len(worked) == len(entries)
     for got, want in zip(worked, expected_urls, strict=True):
         if isinstance(want, UrlError):
-            assert isinstance(got[0], UrlError) and got[0].reason == want.reason
-            assert got[5] is None
+            assert isinstance(got.url, UrlError) and got.url.reason == want.reason
+            assert got.facts is None
         else:
-            assert got[0] == want
+            assert got.url == want
     records = in_process(entries)
-    facts = [w[5] for w in worked if w[5] is not None]
+    facts = [f for f in with_facts(worked) if f is not None]
     totals, types, slots = Rater().rate_many(records, fetched=False)
-    assert [f[:3] for f in facts] == list(zip(totals, types, slots, strict=True))
+    assert [(f.score, f.page_type, f.slot) for f in facts] == list(
+        zip(totals, types, slots, strict=True)
+    )
     urls = [r["url"] for r in records]
     paths = normalized_paths(urls)
-    assert [f[3] for f in facts] == bases_many(paths)
-    assert [f[4] for f in facts] == json_heads(records)
+    assert [f.base_slug for f in facts] == bases_many(paths)
+    assert [f.head for f in facts] == json_heads(records)
     kinds = url_kinds_many(urls)
-    assert [f[5] for f in facts] == kinds
+    assert [f.kind for f in facts] == kinds
     policy = FilterPolicy(SITE, (), ("/private",))
-    assert [f[6] for f in facts] == policy.decide_many(urls, kinds)
-    assert [f[7] for f in facts] == [p and p.name for p in junk_patterns_many(paths)]
-    assert all(w[4] is None for w in worked)  # no alternates in these entries
+    assert [f.decision for f in facts] == policy.decide_many(urls, kinds)
+    assert [f.junk for f in facts] == [p and p.name for p in junk_patterns_many(paths)]
+    assert all(w.alternates is None for w in worked)  # no alternates in these entries
 
 
 def test_a_line_from_worker_facts_equals_the_line_rendered_here():
     entries = [(f"{SITE}/blog/post-{i}/", "2026-01-01", "weekly", "0.8") for i in range(5)]
     worked = worked_entries(entries)
     plain = in_process(entries)
-    for rec, w in zip(plain, worked, strict=True):
-        rec.update(kind="page", flags=None, slug=w[5][3], score=w[5][0], change="new")
-    with_facts = [{**rec, URL_FACTS: w[5]} for rec, w in zip(plain, worked, strict=True)]
-    assert json_lines(with_facts) == json_lines(plain)
+    facts = with_facts(worked)
+    for rec, f in zip(plain, facts, strict=True):
+        rec.update(kind="page", flags=None, slug=f.base_slug, score=f.score, change="new")
+    carrying = [dict(rec) for rec in plain]
+    for rec, got in zip(carrying, worked, strict=True):
+        rec[FACTS] = facts_for(rec, got.facts, False)
+    assert [f.head for f in holding(carrying)] == json_heads(plain)  # the heads stand
+    assert json_lines(carrying) == json_lines(plain)
 
 
-def test_alternates_are_left_to_the_normalize_stage():
+def test_alternates_as_entries_are_left_to_the_normalize_stage():
+    """Decoded as entries (the normalize stage's general path), an entry keeps its
+    alternates as written and no head: the stage normalizes them, and writes the head."""
     entries = [(f"{SITE}/a/", "", "", "", (("de", "/de/a/"),))]
     (worked,) = worked_entries(entries)
-    assert worked[4] == (("de", "/de/a/"),)  # raw: normalized with the record
-    assert not worked[5][4]  # no head: the alternates are part of it
+    assert worked.alternates == (("de", "/de/a/"),)  # raw: normalized with the record
+    assert not with_facts([worked])[0].head  # no head: the alternates are part of it
+
+
+def test_alternates_as_records_are_the_normalize_stages():
+    """Decoded straight to records, a batch with hreflang alternates gives the records the
+    normalize stage builds from the same entries — each alternate normalized, the
+    alternates on the site (not the URL itself) as records after the locations — with
+    facts for all of them, heads and ratings included."""
+    from discovery_crawler.sitemaps.facts import FROM_LISTING, worked_records
+
+    entries = [
+        (f"{SITE}/a/", "2026-01-01", "daily", "0.5", (("en", f"{SITE}/a/"), ("de", "/de/a/"))),
+        (f"{SITE}/b/", "", "", "", ""),
+        (f"{SITE}/c", "", "", "0.3", (("x", "https://other.example/c"), ("y", "http://[bad"))),
+    ]
+    batch = worked_batch(entries, BASE, Tools(RunContext(site=SITE)))
+    batch = pickle.loads(pickle.dumps(batch, pickle.HIGHEST_PROTOCOL))
+    worked = worked_records(batch, "sitemap", BASE, SITE + "/")
+    assert worked is not None and not worked.malformed and not worked.other_hosts
+    records = worked.records
+    assert [r["url"] for r in records] == [f"{SITE}/a/", f"{SITE}/b/", f"{SITE}/c", f"{SITE}/de/a/"]
+    assert records[0]["alternates"] == [
+        {"hreflang": "en", "href": f"{SITE}/a/"},
+        {"hreflang": "de", "href": f"{SITE}/de/a/"},
+    ]
+    assert records[2]["alternates"] == [
+        {"hreflang": "x", "href": "https://other.example/c"},
+        {"hreflang": "y", "href": "http://[bad"},
+    ]
+    assert records[3]["source"] == "alternate" and records[3]["alternates"] is None
+    facts = holding(records, FROM_LISTING)
+    assert None not in facts
+    plain = [{k: v for k, v in rec.items() if k != FACTS} for rec in records]
+    assert [f.head for f in facts] == json_heads(plain)
+    totals, types, slots = Rater().rate_many(plain, fetched=False)
+    assert [(f.score, f.page_type, f.slot) for f in facts] == list(
+        zip(totals, types, slots, strict=True)
+    )
+    assert json_lines(records) == json_lines(plain)
 
 
 def test_columns_with_a_nul_or_no_entries_round_trip():
@@ -149,8 +218,8 @@ def test_columns_with_a_nul_or_no_entries_round_trip():
     its column a list, and an empty batch stays empty."""
     entries = [(f"{SITE}/a/", "2026\x0001", "", ""), (f"{SITE}/b/", "", "daily", "0.3")]
     worked = worked_entries(entries)
-    assert [w[1] for w in worked] == ["2026\x0001", ""]
-    assert [w[2] for w in worked] == ["", "daily"]
+    assert [w.lastmod for w in worked] == ["2026\x0001", ""]
+    assert [w.changefreq for w in worked] == ["", "daily"]
     assert worked_entries([]) == []
 
 
@@ -161,7 +230,7 @@ def test_parse_document_streams_chunks_then_reports():
     kinds = [kind for kind, _ in messages]
     assert kinds == ["batches", "batches", "batches", "batches", "done"]
     assert [len(p) for k, p in messages if k == "batches"] == [8, 8, 8, 1]
-    urls = [e[0] for k, p in messages if k == "batches" for b in p for e in entries_of(b)]
+    urls = [e.url for k, p in messages if k == "batches" for b in p for e in entries_of(b)]
     assert urls == locs
     result, too_large, _rewritten = messages[-1][1]
     assert isinstance(result, ParseResult) and result.urls == 2_500 and result.gzipped
@@ -210,8 +279,8 @@ def test_the_worker_process_round_trip_and_death():
 
     got, done, why = asyncio.run(run())
     expected = OriginCache().normalize_many(locs, BASE)
-    assert [e[0] for e in got[:-1]] == expected[:-1]
-    assert isinstance(got[-1][0], UrlError) and got[-1][0].reason == expected[-1].reason
+    assert [e.url for e in got[:-1]] == expected[:-1]
+    assert isinstance(got[-1].url, UrlError) and got[-1].url.reason == expected[-1].reason
     assert done[0].urls == len(locs)
     assert "exited" in why
 
@@ -638,3 +707,68 @@ def test_small_sitemaps_never_start_a_worker(serve, discover):
     result = discover(server.url("/sitemap.ns.xml"), settings={"LOG_LEVEL": "INFO"})
     assert result.returncode == 0 and len(result.records) == 2
     assert "worker_documents" not in result.stderr
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["c", "python"])
+def test_a_stage_that_changes_a_url_gets_a_line_of_its_own(compiled, monkeypatch):
+    """On a batch the worker worked out, a stage moves a record to another URL and changes
+    another's lastmod: the feed shows the new values (the worker's heads stand for the
+    others only), and the facts that depended on them stand aside (slug, kind, score are
+    worked out again), on the C path and the Python path."""
+    from discovery_crawler.output import feed_lines
+    from discovery_crawler.sitemaps import facts as facts_module
+    from discovery_crawler.sitemaps.facts import FROM_LISTING, FROM_RATING, FROM_URL, worked_records
+
+    if compiled and feed_lines._lines is None:
+        pytest.skip("the C extension was not built")
+    if not compiled:
+        monkeypatch.setattr(feed_lines, "_lines", None)
+        monkeypatch.setattr(facts_module, "_lines", None)
+    entries = [(f"{SITE}/blog/post-{i}/", "2026-01-01", "weekly", "0.8", "") for i in range(20)]
+    batch = worked_batch(entries, BASE, Tools(RunContext(site=SITE)))
+    batch = pickle.loads(pickle.dumps(batch, pickle.HIGHEST_PROTOCOL))
+    worked = worked_records(batch, "sitemap", BASE, SITE + "/")
+    assert worked is not None
+    records = worked.records
+    moved = f"{SITE}/moved/elsewhere-3/"
+    records[3]["url"] = moved
+    records[5]["lastmod"] = "2027-02-02"
+    lines = [json.loads(line) for line in json_lines(records).splitlines()]
+    assert lines[3]["url"] == moved
+    assert lines[5]["lastmod"] == "2027-02-02"
+    plain = [{k: v for k, v in rec.items() if k != FACTS} for rec in records]
+    assert json_lines(records) == json_lines(plain)  # as if nothing had been worked out
+    for checks in (FROM_URL, FROM_RATING, FROM_LISTING):
+        held = holding(records, checks)
+        assert held[3] is None and held[4] is not None
+    assert holding(records, FROM_URL)[5] is not None  # the lastmod is not in its slug
+    assert holding(records, FROM_LISTING)[5] is None  # ... but is in its line
+
+
+def test_a_stage_that_changes_urls_in_a_real_crawl(serve, tmp_path):
+    """A stage between normalize and dedup moves some URLs of each batch: with the worker
+    the feed, the slugs and the account are those of the in-process crawl, and show the
+    moved URLs."""
+    from discovery_crawler.settings import ITEM_PIPELINES
+    from tests.conftest import run_discover
+
+    server = serve(tmp_path / "site")
+    _mixed_site(tmp_path / "site", server.url("").rstrip("/"))
+    url = server.url("/sitemap_index.xml")
+    stages = {**ITEM_PIPELINES, "tests.probes.url_rewrite.MoveSomeUrls": 150}
+    one = {"SITEMAP_CONCURRENCY": 1, "CONCURRENT_REQUESTS": 1, "SITEMAP_PARSE_CONCURRENCY": 1}
+    one["ITEM_PIPELINES"] = json.dumps(stages)
+    for lines in (False, True):
+        worker = {"SITEMAP_WORKER_MIN_BYTES": 1, "SITEMAP_WORKER_LINES": lines}
+        on = run_discover(url, tmp_path / f"on-{lines}", settings={**one, **worker})
+        off = run_discover(
+            url, tmp_path / f"off-{lines}", settings={**one, "SITEMAP_PARSE_WORKER": False}
+        )
+        assert on.returncode == 0 and off.returncode == 0, on.stderr[-3000:] + off.stderr[-3000:]
+        assert "'discovery/sitemaps/worker_documents': 4" in on.stderr
+        moved = [r for r in on.records if "/moved-" in r["url"]]
+        assert len(moved) > 1000
+        assert all("moved-" in r["slug"] for r in moved)
+        assert _feed_lines(on) == _feed_lines(off)
+        assert _summary(on) == _summary(off)
+        assert _state_entries(on) == _state_entries(off)

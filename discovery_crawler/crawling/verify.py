@@ -56,10 +56,11 @@ from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.extract import scan_html
 from discovery_crawler.crawling.links import failure_refusal, settle_twins, take_twin
 from discovery_crawler.estimate import human_duration
-from discovery_crawler.items import URL_FACTS, UrlBatch
+from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.robots import RobotsDisallowed
 from discovery_crawler.refusals import classify_failure, classify_response
 from discovery_crawler.signals import urls_expected
+from discovery_crawler.sitemaps.facts import FACTS
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import url_kinds_many
 from discovery_crawler.urls.normalize import UrlError, twin_key
@@ -189,7 +190,7 @@ class ListedPageVerifier:
                 self.record.limit_bound("BFS_MAX_PAGES", value=budget)
                 keep.append(rec)
                 continue
-            rec.pop(URL_FACTS, None)  # the worker's facts: not needed once held
+            rec.pop(FACTS, None)  # the worker's facts: not needed once held
             # written when answered: its twin met meanwhile waits for it (SPEC §5 rule 7)
             self.record.seen.twins.expect(twin_key(rec["url"]), rec["url"])
             tally.queued += 1

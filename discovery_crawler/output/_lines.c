@@ -1,11 +1,14 @@
-/* The feed's and state.json's per-URL lines (output/feed_lines.py, output/state.py),
- * compiled: the heads the sitemap worker writes, the spider's whole lines, state entries.
+/* The feed's and state.json's per-URL lines (output/feed_lines.py, output/json_text.py,
+ * output/state.py), compiled: the heads the sitemap worker writes, the spider's whole
+ * lines, state entries; and the check that a record still holds what the worker's facts
+ * were worked out from (sitemaps/facts.py's holding).
  *
  * Written in C because rendering them was the largest per-URL cost left in the spider
- * process after the seen-set: ~1.3 s of f-strings per 1M URLs (bench/README.md). The
- * Python functions stay the definition: record_lines gives a line only for a record of the
+ * process after the seen-set (bench/README.md has the numbers). The Python functions stay
+ * the definition: record_lines gives a line only for a record of the
  * common shape and None for any other (Python renders those), entry_lines is
- * state.entry_lines; tests check both against the Python text on generated input.
+ * state.entry_lines, holding is facts._holding; tests check each against the Python on
+ * generated input.
  *
  * JSON strings are written as json.encoder.encode_basestring writes them: a string of
  * ASCII characters that need no escape is copied between quotes; any other is handed to
@@ -261,15 +264,123 @@ common_tail(Line *line, PyObject *rec)
     return 1;
 }
 
-/* record_lines(records, facts_key) -> list[str | None]
- * feed_lines.json_lines' line of each record that has its head in its facts (the sitemap
- * worker's) and a tail of the common shape; None for each other record. */
+/* A parsed `checks` argument: (record key, facts index) pairs (sitemaps/facts.py's FROM_*). */
+#define MAX_CHECKS 16
+typedef struct {
+    PyObject *key[MAX_CHECKS]; /* borrowed from the checks tuple */
+    Py_ssize_t index[MAX_CHECKS];
+    Py_ssize_t n;
+    Py_ssize_t needed; /* facts must have more items than the largest index */
+} Checks;
+
+static int
+checks_parse(PyObject *checks, Checks *out)
+{
+    if (!PyTuple_Check(checks) || PyTuple_GET_SIZE(checks) > MAX_CHECKS) {
+        PyErr_SetString(PyExc_TypeError, "checks: a tuple of at most 16 (key, index) pairs");
+        return -1;
+    }
+    out->n = PyTuple_GET_SIZE(checks);
+    out->needed = 0;
+    for (Py_ssize_t i = 0; i < out->n; i++) {
+        PyObject *pair = PyTuple_GET_ITEM(checks, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2
+            || !PyUnicode_Check(PyTuple_GET_ITEM(pair, 0))
+            || !PyLong_Check(PyTuple_GET_ITEM(pair, 1))) {
+            PyErr_SetString(PyExc_TypeError, "checks: each a (str, int) pair");
+            return -1;
+        }
+        out->key[i] = PyTuple_GET_ITEM(pair, 0);
+        out->index[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 1));
+        if (out->index[i] < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "checks: a negative index");
+            return -1;
+        }
+        if (out->index[i] + 1 > out->needed)
+            out->needed = out->index[i] + 1;
+    }
+    return 0;
+}
+
+/* The record's facts (borrowed) when each checked record value is the very object at its
+ * index in them (a missing key counts as None), else NULL; -1 in *error on an error. */
+static PyObject *
+facts_holding(PyObject *rec, PyObject *facts_key, const Checks *checks, int *error)
+{
+    *error = 0;
+    if (!PyDict_CheckExact(rec))
+        return NULL;
+    PyObject *facts = PyDict_GetItemWithError(rec, facts_key);
+    if (facts == NULL) {
+        if (PyErr_Occurred())
+            *error = 1;
+        return NULL;
+    }
+    if (!PyTuple_Check(facts) || PyTuple_GET_SIZE(facts) < checks->needed)
+        return NULL;
+    for (Py_ssize_t i = 0; i < checks->n; i++) {
+        PyObject *v = PyDict_GetItemWithError(rec, checks->key[i]);
+        if (v == NULL) {
+            if (PyErr_Occurred()) {
+                *error = 1;
+                return NULL;
+            }
+            v = Py_None;
+        }
+        if (v != PyTuple_GET_ITEM(facts, checks->index[i]))
+            return NULL;
+    }
+    return facts;
+}
+
+/* holding(records, facts_key, checks) -> list[facts | None]
+ * sitemaps/facts.py's _holding: each record's facts while its checked values are the very
+ * objects the facts were worked out from. */
+static PyObject *
+holding(PyObject *module, PyObject *args)
+{
+    PyObject *records, *facts_key, *checks_arg;
+    if (!PyArg_ParseTuple(args, "O!UO:holding", &PyList_Type, &records, &facts_key, &checks_arg))
+        return NULL;
+    Checks checks;
+    if (checks_parse(checks_arg, &checks) < 0)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(records);
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int error;
+        PyObject *facts = facts_holding(PyList_GET_ITEM(records, i), facts_key, &checks, &error);
+        if (error) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, Py_NewRef(facts != NULL ? facts : Py_None));
+    }
+    return out;
+}
+
+/* record_lines(records, facts_key, head_index, checks) -> list[str | None]
+ * feed_lines.json_lines' line of each record whose facts hold (`checks`: the values its
+ * head was written from) with a head at `head_index`, and whose tail is of the common
+ * shape; None for each other record. */
 static PyObject *
 record_lines(PyObject *module, PyObject *args)
 {
-    PyObject *records, *facts_key;
-    if (!PyArg_ParseTuple(args, "O!U:record_lines", &PyList_Type, &records, &facts_key))
+    PyObject *records, *facts_key, *checks_arg;
+    Py_ssize_t head_index;
+    if (!PyArg_ParseTuple(args, "O!UnO:record_lines", &PyList_Type, &records, &facts_key,
+                          &head_index, &checks_arg))
         return NULL;
+    Checks checks;
+    if (checks_parse(checks_arg, &checks) < 0)
+        return NULL;
+    if (head_index < 0) {
+        PyErr_SetString(PyExc_ValueError, "record_lines: a negative head index");
+        return NULL;
+    }
     Py_ssize_t n = PyList_GET_SIZE(records);
     PyObject *out = PyList_New(n);
     if (out == NULL)
@@ -278,18 +389,18 @@ record_lines(PyObject *module, PyObject *args)
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *rec = PyList_GET_ITEM(records, i);
         PyObject *text = NULL;
-        if (PyDict_CheckExact(rec)) {
-            PyObject *facts = PyDict_GetItemWithError(rec, facts_key);
-            if (facts == NULL && PyErr_Occurred())
-                goto error;
-            PyObject *head = NULL;
-            if (facts != NULL && PyTuple_CheckExact(facts) && PyTuple_GET_SIZE(facts) > 4)
-                head = PyTuple_GET_ITEM(facts, 4);
+        int error;
+        PyObject *facts = facts_holding(rec, facts_key, &checks, &error);
+        if (error)
+            goto error;
+        PyObject *head = NULL;
+        if (facts != NULL && PyTuple_GET_SIZE(facts) > head_index)
+            head = PyTuple_GET_ITEM(facts, head_index);
+        if (head != NULL && PyUnicode_CheckExact(head) && PyUnicode_GET_LENGTH(head)) {
             int has_via = PyDict_Contains(rec, key_via);
             if (has_via < 0)
                 goto error;
-            if (head != NULL && PyUnicode_CheckExact(head) && PyUnicode_GET_LENGTH(head)
-                && !has_via) {
+            if (!has_via) {
                 line_raw(&line, head);
                 int shape = common_tail(&line, rec);
                 if (shape < 0) {
@@ -397,7 +508,8 @@ static PyMethodDef methods[] = {
     {"listed_heads", listed_heads, METH_VARARGS,
      "listed_heads(urls, lastmods, priorities, changefreqs, prefix, numbers, words) -> list[str]"},
     {"record_lines", record_lines, METH_VARARGS,
-     "record_lines(records, facts_key) -> list[str | None]"},
+     "record_lines(records, facts_key, head_index, checks) -> list[str | None]"},
+    {"holding", holding, METH_VARARGS, "holding(records, facts_key, checks) -> list"},
     {NULL, NULL, 0, NULL},
 };
 

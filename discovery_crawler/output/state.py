@@ -72,9 +72,9 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from discovery_crawler.items import URL_FACTS
 from discovery_crawler.output.crawl_log import _free_name, write_json_atomic
 from discovery_crawler.run_record import CappedList
+from discovery_crawler.sitemaps.facts import FROM_ENTRY, holding
 from discovery_crawler.urls.normalize import twin_key, twin_keys
 from discovery_crawler.urls.seen import SeenSet
 from discovery_crawler.urls.slugs import (
@@ -161,11 +161,7 @@ def _has_worker_entry(records: list[dict[str, Any]]) -> bool:
     """Whether the sitemap worker wrote state entries for these records: for none when
     SITEMAP_WORKER_LINES is off, else for most; the ends of the batch tell (rendering an
     entry it wrote is never wrong, only slower)."""
-    for rec in (records[0], records[-1]) if records else ():
-        f = rec.get(URL_FACTS)
-        if f is not None and f[9]:
-            return True
-    return False
+    return any(f is not None and f.state for f in holding(records[:1] + records[-1:], FROM_ENTRY))
 
 
 def _copy_lines(path: Path, body: IO[str]) -> str | None:
@@ -709,8 +705,8 @@ class RunState:
             if _has_worker_entry(need):
                 # The sitemap worker's entry stands where its base slug did; render the others.
                 lines = [
-                    f[9] if (f := rec.get(URL_FACTS)) is not None and rec["slug"] is f[3] else ""
-                    for rec in need
+                    f.state if f is not None and rec["slug"] is f.base_slug else ""
+                    for rec, f in zip(need, holding(need, FROM_ENTRY), strict=True)
                 ]
                 todo = [i for i, line in enumerate(lines) if not line]
                 rendered = entry_lines(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from discovery_crawler.items import URL_FACTS, UrlBatch
+from discovery_crawler.items import UrlBatch
+from discovery_crawler.sitemaps.facts import FROM_URL, UrlFacts, all_holding
 
 if TYPE_CHECKING:
     from typing import Self
@@ -36,10 +37,10 @@ class BatchStage:
         self.options = spider.options
 
 
-def worker_facts(item: UrlBatch) -> list[tuple[Any, ...]] | None:
-    """The sitemap worker's facts of every record of the batch (``items.URL_FACTS``), or
-    None when the batch was not worked out there or a record has none (an alternate)."""
+def worker_facts(item: UrlBatch) -> list[UrlFacts] | None:
+    """The sitemap worker's facts of every record of the batch that depend on its URL
+    alone (``facts.FROM_URL``), or None when the batch was not worked out there or a
+    record has none that holds (an alternate, a URL a stage changed)."""
     if item.normalized is None:
         return None
-    facts = [rec.get(URL_FACTS) for rec in item.records]
-    return None if None in facts else facts
+    return all_holding(item.records, FROM_URL)

@@ -47,9 +47,9 @@ class FilterPipeline(BatchStage):
             return item
         records = item.records
         worked = worker_facts(item) if item.decided_for == site else None
-        if worked is not None and all(f[6] is not None for f in worked):
-            kinds = [f[5] for f in worked]
-            decisions = [f[6] for f in worked]
+        if worked is not None and all(f.decision is not None for f in worked):
+            kinds = [f.kind for f in worked]
+            decisions = [f.decision for f in worked]
         else:
             urls = [rec["url"] for rec in records]
             kinds = url_kinds_many(urls)

@@ -61,7 +61,7 @@ class JunkFilterPipeline(BatchStage):
         records = item.records
         worked = worker_facts(item)
         if worked is not None:  # the pattern names the sitemap worker found
-            names = [f[7] for f in worked]
+            names = [f.junk for f in worked]
         else:
             paths = normalized_paths([rec["url"] for rec in records])
             names = [p.name if p is not None else None for p in junk_patterns_many(paths)]

@@ -16,10 +16,10 @@ import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from discovery_crawler.items import URL_FACTS, UrlBatch
+from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
+from discovery_crawler.sitemaps.facts import FACTS, entries_of, facts_for, worked_records
 from discovery_crawler.sitemaps.parser import priority_value
-from discovery_crawler.sitemaps.worker import entries_of, worked_records
 from discovery_crawler.urls.normalize import OriginCache, UrlError, resolve_location
 
 if TYPE_CHECKING:
@@ -114,17 +114,22 @@ class NormalizePipeline(BatchStage):
         if item.columns is not None:  # from the sitemap worker
             site = record.site_origin
             if site is not None:
-                # Also when the origin rewrites changed since the worker normalized the
-                # batch (naming the site from a sitemap's first URL does that to the
-                # documents already sent: 2 of 20 on the 1M benchmark): a rewrite maps other
-                # spellings to the site's origin, so URLs already on it, which is all that
-                # ``worked_records`` takes, are as they would be now.
-                worked = worked_records(item.columns, source, base, site + "/")
+                # ``fresh``: the origin rewrites are those the worker normalized with (naming
+                # the site from a sitemap's first URL changes them for the documents already
+                # sent); when they are not, ``worked_records`` takes only what they leave as
+                # it was.
+                fresh = item.normalized == self.origins.version
+                worked = worked_records(item.columns, source, base, site + "/", fresh)
                 if worked is not None:  # the common batch: straight to records
-                    item.records, lines = worked
+                    item.records = worked.records
                     # lines written for another site's filter decisions do not stand
-                    item.worked = lines if item.decided_for == site else None
+                    item.worked = worked.lines if item.decided_for == site else None
                     item.columns = None
+                    for error in worked.malformed:
+                        record.malformed.append(
+                            {"raw": error.raw[:500], "reason": error.reason, "sitemap": base}
+                        )
+                    self._count(base, worked.other_hosts, len(worked.malformed))
                     return item
             item.entries = entries_of(item.columns)
             item.columns = None
@@ -169,17 +174,19 @@ class NormalizePipeline(BatchStage):
                 "changefreq": entry[2] or None,
                 "alternates": alternates,
             }
-            if worker:  # facts the sitemap worker worked out (``items.URL_FACTS``)
-                facts = entry[5]
-                if stale and facts is not None:  # the origin may have changed: not the
-                    # head, the decision, nor what was written on their strength
-                    facts = (*facts[:4], None, facts[5], None, facts[7], "", "")
-                rec[URL_FACTS] = facts
+            if worker and entry.facts is not None:  # what the sitemap worker worked out
+                rec[FACTS] = facts_for(rec, entry.facts, stale)
             records.append(rec)
         if alternate_records:
             records.extend(alternate_records)
         item.records = records
         item.entries = []
+        self._count(base, other_hosts, malformed)
+        return item
+
+    def _count(self, base: str, other_hosts: Counter[str], malformed: int) -> None:
+        """A batch's URLs on other hosts (by origin) and malformed entries, counted."""
+        record = self.record
         if other_hosts:
             record.add_other_hosts(base, other_hosts)
             count = sum(other_hosts.values())
@@ -188,4 +195,3 @@ class NormalizePipeline(BatchStage):
         if malformed:
             record.counts["malformed"] += malformed
             self.stats.inc_value("discovery/urls/malformed", malformed)
-        return item

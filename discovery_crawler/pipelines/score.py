@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
 
-from discovery_crawler.items import URL_FACTS, UrlBatch
+from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.run_record import CappedList
 from discovery_crawler.selection.paths import pillar_keywords
 from discovery_crawler.selection.scoring import AUTH, RULES, Rater, score_record
 from discovery_crawler.selection.selector import Selector, plan_selection
+from discovery_crawler.sitemaps.facts import FROM_RATING, holding
 from discovery_crawler.urls.normalize import twin_key
 
 if TYPE_CHECKING:
@@ -93,18 +94,18 @@ class ScorePipeline(BatchStage):
     ) -> tuple[list[int], list[str], list[str | None]]:
         """``rate_many`` for records whose facts the sitemap worker worked out (the same
         rater, run there): only the auth rule, which needs the filter stage's flags, is
-        added here. Records without facts (hreflang alternates) are rated here."""
+        added here. Records without facts that hold (hreflang alternates, a URL a stage
+        changed) are rated here."""
         totals: list[int] = []
         types: list[Any] = []
         slots: list[str | None] = []
         missing = []
-        for i, rec in enumerate(records):
-            facts = rec.get(URL_FACTS)
+        for i, (rec, facts) in enumerate(zip(records, holding(records, FROM_RATING), strict=True)):
             if facts is None:
                 missing.append(i)
                 total, kind, slot = 0, None, None
             else:
-                total, kind, slot = facts[0], facts[1], facts[2]
+                total, kind, slot = facts.score, facts.page_type, facts.slot
                 flags = rec.get("flags")
                 if flags and "requires_auth" in flags:
                     total += AUTH

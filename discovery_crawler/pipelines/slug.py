@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from discovery_crawler.items import URL_FACTS, UrlBatch
+from discovery_crawler.items import UrlBatch
 from discovery_crawler.signals import urls_expected
+from discovery_crawler.sitemaps.facts import FROM_URL, holding
 from discovery_crawler.urls.slugs import SlugAllocator, bases_many, normalized_paths
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class SlugPipeline:
         records = item.records
         urls = [rec["url"] for rec in records]
         if item.normalized is not None:  # base slugs from the sitemap worker
-            bases = [facts[3] if (facts := rec.get(URL_FACTS)) else None for rec in records]
+            bases = [f.base_slug if f else None for f in holding(records, FROM_URL)]
             missing = [i for i, base in enumerate(bases) if base is None]
             if missing:
                 paths = normalized_paths([urls[i] for i in missing])

@@ -33,6 +33,7 @@ import operator
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 from discovery_crawler.selection.checklist import (
@@ -177,9 +178,14 @@ def score_record(rec: dict[str, Any], keywords: re.Pattern[str] = DEFAULT_KEYWOR
 # A last segment that is plain words (letter first) and none of these tokens or whole
 # segments cannot change a fact the prefix fixed; anything else takes the reference path.
 _PLAIN_LAST = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*").fullmatch
-_SAFE_LAST = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*").fullmatch
+# ... or of words joined by "-", "_" or ".", percent-encoded characters in them (a word's
+# first character is what a date, a number or a version marker starts with: a letter or
+# an escape's "%" is neither).
+_SAFE_LAST = re.compile(r"[a-z%][a-z0-9%]*(?:[-_.][a-z0-9%]+)*").fullmatch
 _SPLIT_TOKENS = re.compile(r"[-_.]").split
 _SPLIT_SEP = re.compile(r"[-_.]").search
+_SEPARATORS = str.maketrans("_.", "--")
+_QUERIES = re.compile(r"\?[^\n]*").sub  # in URLs joined by "\n" (none holds one)
 _SPECIAL_TOKENS = FORM_WORDS | DATA_WORDS | UTILITY_WORDS | {"sign"}
 _SPECIAL_LAST = LISTING_WORDS | MARKER_WORDS
 _VERSIONISH = re.compile(r"v\d").match
@@ -205,7 +211,7 @@ def _bulk_outcome(
     paths use it); ``info`` None: one segment (rated apart)."""
     if info is None:
         return 0, GENERIC, None
-    n_segs, points, forced, article, state = info
+    n_segs, points, forced, article, state, _ = info
     if state[5]:
         kind = slot = "form"
     elif state[6]:
@@ -227,16 +233,22 @@ def _bulk_outcome(
     return points + (CHECKLIST_HIT if slot is not None else 0), kind, slot
 
 
+def _picked(columns: tuple[Any, ...], where: list[int]) -> list[Any]:
+    """The values at ``where`` of each column (None stays None)."""
+    return [[column[j] for j in where] if column is not None else None for column in columns]
+
+
 def _odd_last(head: str, last: str) -> bool:
     """Whether a URL (its stripped, lowercased path as ``head/last``) needs the full rules
-    rather than ``Rater._rate_bulk``'s: one segment, or a last segment that is not plain
-    or holds a listing, marker, form, data, utility or version word."""
+    rather than ``Rater._rate_bulk``'s: one segment, or a last segment that is not words
+    (letter first, joined by ``-``, ``_`` or ``.``) or holds a listing, marker, form,
+    data, utility or version word."""
     return (
         not head
-        or _PLAIN_LAST(last) is None
+        or _SAFE_LAST(last) is None
         or last in _SPECIAL_LAST
         or _VERSIONISH(last) is not None
-        or not _SPECIAL_TOKENS.isdisjoint(last.split("-"))
+        or not _SPECIAL_TOKENS.isdisjoint(_SPLIT_TOKENS(last))
     )
 
 
@@ -247,7 +259,9 @@ def _odd_last(head: str, last: str) -> bool:
 # date-like, marker, form, data, date tail (None | "year" | "ym"), last segment a taxonomy.
 _State = tuple[int, str | None, bool, bool, bool, bool, bool, str | None, bool]
 _ROOT: _State = (0, None, False, False, False, False, False, None, False)
-_Prefix = tuple[int, int, str | None, bool, _State]
+_Prefix = tuple[int, int, str | None, bool, _State, int]  # ... and the state's number
+# What a segment says by itself (``Rater._segment``).
+_Segment = tuple[str | None, bool, bool, bool, bool, bool, bool, bool, bool, bool]
 
 
 class Rater:
@@ -257,8 +271,17 @@ class Rater:
         self.words = tuple(keywords) if keywords is not None else None  # as given
         self.keywords = keyword_matcher(keywords) if keywords is not None else DEFAULT_KEYWORDS
         self._prefixes: dict[str, _Prefix] = {}
-        # (prefix, busy changefreq, three words) -> what ``_rate_bulk`` gives such a URL
-        self._outcomes: dict[tuple[str, bool, bool], tuple[int, str, str | None]] = {}
+        self._segments: dict[str, _Segment] = {}
+        # The states a prefix can leave (``_State``), numbered, with their facts; and the
+        # step from a state through a segment to the next.
+        self._states: list[_State] = []
+        self._state_ids: dict[_State, int] = {}
+        self._infos: list[_Prefix] = []
+        self._steps: dict[tuple[int, str], int] = {}
+        # (prefix's state, busy changefreq, three words) -> what ``_rate_bulk`` gives a URL
+        self._outcomes: dict[tuple[int, bool, bool], tuple[int, str, str | None]] = {}
+        self._generation = 0  # counts ``_forget``: state numbers change then
+        self._new_state(_ROOT)
         self._kw_search = self.keywords.search
         words = [w.strip().lower().strip("/") for w in (keywords or PILLAR_KEYWORDS)]
         # single-token keywords are found by a set test on the last segment's tokens; a
@@ -267,15 +290,34 @@ class Rater:
         self._kw_multi = any(_SPLIT_SEP(w) for w in words if w)
 
     def _prefix(self, prefix: str) -> _Prefix:
-        """The facts of a prefix (``a/b``, stripped, lowercased), from its parent's (cached)
-        and its last segment: a new prefix under a known one costs one segment's analysis."""
-        j = prefix.rfind("/")
-        if j < 0:
-            state = _ROOT
-        else:
-            parent = self._prefixes.get(prefix[:j])
-            state = (parent if parent is not None else self._prefix(prefix[:j]))[4]
-        state = self._extend(state, prefix[j + 1 :])
+        """The facts of a prefix (``a/b``, stripped, lowercased): its segments folded from
+        the root, each step (a state and a segment) cached, so a prefix never seen costs a
+        dictionary look-up per segment (a sitemap has very many distinct prefixes made of
+        a few thousand segments)."""
+        steps = self._steps
+        sid = 0  # the root's state
+        for seg in prefix.split("/"):
+            if seg:
+                nxt = steps.get((sid, seg))
+                sid = nxt if nxt is not None else self._step(sid, seg)
+        info = self._infos[sid]
+        if len(self._prefixes) >= CACHE_LIMIT:
+            self._prefixes.clear()
+        self._prefixes[prefix] = info
+        return info
+
+    def _step(self, sid: int, seg: str) -> int:
+        """The state (its number) after ``seg`` from state ``sid``."""
+        if len(self._steps) >= CACHE_LIMIT or len(self._states) >= CACHE_LIMIT:
+            self._forget()
+        state = self._extend(self._states[sid], seg)
+        nid = self._state_ids.get(state)
+        if nid is None:
+            nid = self._new_state(state)
+        self._steps[(sid, seg)] = nid
+        return nid
+
+    def _new_state(self, state: _State) -> int:
         n_segs, keyword, content, date_like, marker, form, data, _tail, taxonomy = state
         n = n_segs + 1
         points = KEYWORD if keyword is not None else 0
@@ -295,45 +337,71 @@ class Rater:
             if marker
             else None
         )
-        if len(self._prefixes) >= CACHE_LIMIT:
-            self._prefixes.clear()
-        info = self._prefixes[prefix] = (n, points, forced, content or date_like, state)
-        return info
+        nid = len(self._states)
+        self._states.append(state)
+        self._state_ids[state] = nid
+        self._infos.append((n, points, forced, content or date_like, state, nid))
+        return nid
+
+    def _forget(self) -> None:
+        """Start the caches over (memory stays bounded whatever the sitemap)."""
+        self._generation += 1
+        self._prefixes.clear()
+        self._outcomes.clear()
+        self._steps.clear()
+        self._states = []
+        self._state_ids = {}
+        self._infos = []
+        self._new_state(_ROOT)
 
     def _extend(self, state: _State, seg: str) -> _State:
         """The state after one more segment (the incremental form of ``path_facts``)."""
         if not seg:
             return state
         n_segs, keyword, content, date_like, marker, form, data, tail, _tax = state
+        facts = self._segments.get(seg)
+        if facts is None:
+            facts = self._segment(seg)
         if n_segs == 0:
-            found = self._kw_search(seg)
-            keyword = found.group(1) if found is not None else None
-            content = seg in CONTENT_SECTIONS
-        toks = _SPLIT_TOKENS(seg)
-        form = form or not FORM_WORDS.isdisjoint(toks) or "sign-up" in seg or "sign_up" in seg
-        data = data or not DATA_WORDS.isdisjoint(toks)
-        if tail == "year" and len(seg) <= 2 and _MONTH.fullmatch(seg):
+            keyword, content = facts[0], facts[1]
+        form = form or facts[2]
+        data = data or facts[3]
+        if tail == "year" and facts[4]:
             date_like, tail = True, "ym"
-        elif tail == "ym" and _DAY.fullmatch(seg):
+        elif tail == "ym" and facts[5]:
             tail = None
-        elif _ISO_DATE.fullmatch(seg):
+        elif facts[6]:
             date_like, tail = True, None
-        elif _YEAR.fullmatch(seg):
+        elif facts[7]:
             tail = "year"
         else:
             tail = None
-            marker = marker or is_marker(seg)
-        return (
-            n_segs + 1,
-            keyword,
-            content,
-            date_like,
-            marker,
-            form,
-            data,
-            tail,
+            marker = marker or facts[8]
+        return (n_segs + 1, keyword, content, date_like, marker, form, data, tail, facts[9])
+
+    def _segment(self, seg: str) -> _Segment:
+        """What one segment says, whatever comes before it (cached: a site's paths are
+        made of a few thousand words, in very many combinations): its keyword and content
+        section (read for a first segment), form and data words, what it is as a part of
+        a date (month, day, ISO date, year), marker, taxonomy word."""
+        found = self._kw_search(seg)
+        toks = _SPLIT_TOKENS(seg)
+        facts = (
+            found.group(1) if found is not None else None,
+            seg in CONTENT_SECTIONS,
+            not FORM_WORDS.isdisjoint(toks) or "sign-up" in seg or "sign_up" in seg,
+            not DATA_WORDS.isdisjoint(toks),
+            len(seg) <= 2 and _MONTH.fullmatch(seg) is not None,
+            _DAY.fullmatch(seg) is not None,
+            _ISO_DATE.fullmatch(seg) is not None,
+            _YEAR.fullmatch(seg) is not None,
+            is_marker(seg),
             seg in TAXONOMY_WORDS,
         )
+        if len(self._segments) >= CACHE_LIMIT:
+            self._segments.clear()
+        self._segments[seg] = facts
+        return facts
 
     def rate_many(
         self, records: list[dict[str, Any]], fetched: bool = True, write: bool = False
@@ -400,13 +468,19 @@ class Rater:
         text = "\n".join(urls)
         cut = urls[0].find("/", 8)
         origin = "\n" + urls[0][:cut]
-        if (
-            cut < 8
-            or "?" in text
-            or text.count("\n") != n - 1
-            or ("\n" + text).count(origin + "/") != n
-        ):
+        if cut < 8 or text.count("\n") != n - 1:
             return None
+        on_origin = ("\n" + text).count(origin + "/")
+        if on_origin != n:
+            if on_origin < n // 2:
+                return None
+            # a few URLs of other hosts among the site's (they are dropped later): rated
+            # apart, the others together
+            prefix = origin[1:] + "/"
+            others = [j for j, url in enumerate(urls) if not url.startswith(prefix)]
+            return self._rate_apart(others, urls, priorities, changefreqs, records, fetched)
+        if "?" in text:  # the rules read the path only
+            text = _QUERIES("", text)
         paths = ("\n" + text + "\n").replace(origin, "\n").lower()
         if "//" in paths:  # an empty segment: strip("/") would take more than one slash
             return None
@@ -418,46 +492,64 @@ class Rater:
             return None
         heads = [part[0] for part in parts]
         joined = "\n" + "\n".join(lasts)
-        odd: list[int] = []
-        if (
-            "" in heads
-            or not all(map(_PLAIN_LAST, lasts))
-            or ("\nv" in joined and any(map(_VERSIONISH, lasts)))
-            or not _SPECIAL_LAST.isdisjoint(lasts)
-            or not _SPECIAL_TOKENS.isdisjoint(joined.replace("\n", "-").split("-"))
-        ):
-            odd = [
-                j
-                for j, (head, last) in enumerate(zip(heads, lasts, strict=True))
-                if _odd_last(head, last)
-            ]
+        # the last segments' words joined by "-" alone: "_" and "." separate words too
+        words = joined.translate(_SEPARATORS) if "_" in joined or "." in joined else joined
+        # The URLs whose last segment needs the full rules (``_odd_last``), found rule by
+        # rule over the batch (C-level maps), not URL by URL.
+        odd_sets = []
+        if "" in heads:
+            odd_sets.append(compress(range(n), map(operator.not_, heads)))
+        if not all(map(_SAFE_LAST, lasts)):
+            odd_sets.append(compress(range(n), [m is None for m in map(_SAFE_LAST, lasts)]))
+        if "\nv" in joined and any(map(_VERSIONISH, lasts)):
+            odd_sets.append(compress(range(n), map(_VERSIONISH, lasts)))
+        if not _SPECIAL_LAST.isdisjoint(lasts):
+            odd_sets.append(compress(range(n), map(_SPECIAL_LAST.__contains__, lasts)))
+        found = _SPECIAL_TOKENS.intersection(words.replace("\n", "-").split("-"))
+        if found:
+            holds = re.compile(
+                "(?:^|-)(?:" + "|".join(map(re.escape, sorted(found))) + ")(?:-|$)"
+            ).search
+            split_lasts = words[1:].split("\n")
+            odd_sets.append(compress(range(n), map(holds, split_lasts)))
+        odd = sorted(set().union(*odd_sets)) if odd_sets else []
         try:
             points = {p: _priority_total(p) for p in set(priorities)}
         except TypeError:  # an unhashable priority (a record's own): the per-URL rules
             return None
         prefixes = self._prefixes
-        infos: dict[str, _Prefix] = {}
-        for head in set(heads):
-            if head:
+        distinct = set(heads)
+        distinct.discard("")
+        for _ in range(2):  # again if the caches started over meanwhile: one numbering
+            generation = self._generation
+            states = {"": -1}  # a one-segment URL: rated apart (odd)
+            for head in distinct:
                 info = prefixes.get(head)
-                infos[head] = info if info is not None else self._prefix(head)
-        # What a URL gets depends on its prefix, whether its changefreq is a busy one and
-        # whether its last segment has three words or more: worked out once per distinct
-        # triple (kept across batches), then mapped in C.
+                states[head] = (info if info is not None else self._prefix(head))[5]
+            if generation == self._generation:
+                break
+        # What a URL gets depends on its prefix's state, whether its changefreq is a busy one
+        # and whether its last segment has three words or more: worked out once per
+        # distinct triple (kept across batches), then mapped in C.
         busy = {cf: cf is not None and cf.lower() in BUSY_CHANGEFREQ for cf in set(changefreqs)}
         keys = list(
             zip(
-                heads,
+                map(states.__getitem__, heads),
                 map(busy.__getitem__, changefreqs),
-                [last.count("-") >= 2 for last in lasts],
+                [
+                    last.count("-") >= 2
+                    for last in (words[1:].split("\n") if words is not joined else lasts)
+                ],
                 strict=True,
             )
         )
         decided = self._outcomes
         if len(decided) >= CACHE_LIMIT:
             decided.clear()
+        infos = self._infos
         for key in set(keys).difference(decided):
-            decided[key] = _bulk_outcome(infos.get(key[0]), key[1], key[2])
+            sid = key[0]
+            decided[key] = _bulk_outcome(infos[sid] if sid >= 0 else None, key[1], key[2])
         outcomes = list(map(decided.__getitem__, keys))
         totals = list(
             map(operator.add, [o[0] for o in outcomes], map(points.__getitem__, priorities))
@@ -474,6 +566,35 @@ class Rater:
                 fetched,
             )
             for j, total, kind, slot in zip(odd, *rated, strict=True):
+                totals[j], types[j], slots[j] = total, kind, slot
+        return totals, types, slots
+
+    def _rate_apart(
+        self,
+        apart: list[int],
+        urls: list[str],
+        priorities: list[Any],
+        changefreqs: list[str | None],
+        records: list[dict[str, Any]] | None,
+        fetched: bool,
+    ) -> tuple[list[int], list[str], list[str | None]] | None:
+        """``_rate_bulk`` of the URLs not in ``apart``, ``_rate_each`` of those in it."""
+        skip = set(apart)
+        rest = [j for j in range(len(urls)) if j not in skip]
+        columns = (urls, priorities, changefreqs, records)
+        bulk = self._rate_bulk(*_picked(columns, rest), fetched)
+        if bulk is None:
+            return None
+        some_urls, some_priorities, some_changefreqs, some_records = _picked(columns, apart)
+        each = self._rate_each(
+            some_urls, some_priorities, some_changefreqs, None, some_records, fetched
+        )
+        n = len(urls)
+        totals: list[int] = [0] * n
+        types: list[str] = [GENERIC] * n
+        slots: list[str | None] = [None] * n
+        for where, (got_totals, got_types, got_slots) in ((rest, bulk), (apart, each)):
+            for j, total, kind, slot in zip(where, got_totals, got_types, got_slots, strict=True):
                 totals[j], types[j], slots[j] = total, kind, slot
         return totals, types, slots
 

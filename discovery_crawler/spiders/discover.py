@@ -43,8 +43,9 @@ from discovery_crawler.signals import urls_expected
 from discovery_crawler.sitemaps.attempts import SitemapAttempt, SitemapListing, content_preference
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.expected import ExpectedUrls
+from discovery_crawler.sitemaps.facts import RunContext, split_column
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
-from discovery_crawler.sitemaps.worker import ParseWorker, RunContext, WorkerFailed, split_column
+from discovery_crawler.sitemaps.worker import ParseWorker, WorkerFailed
 from discovery_crawler.urls.normalize import (
     HOST_FIRST,
     OriginCache,
