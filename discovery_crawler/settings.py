@@ -27,9 +27,13 @@ FEED_EXPORTERS = {
     "csv": "discovery_crawler.output.exporters.CsvExporter",
 }
 
+# Every stage, in order; a stage the run does not need switches itself off when it is
+# built (NotConfigured): union without mode=union, the verify stages without -a verify=1.
 ITEM_PIPELINES = {
     "discovery_crawler.pipelines.normalize.NormalizePipeline": 100,
+    "discovery_crawler.pipelines.union.UnionPipeline": 150,
     "discovery_crawler.pipelines.dedup.DedupPipeline": 200,
+    "discovery_crawler.pipelines.verify.VerifyPipeline": 250,
     "discovery_crawler.pipelines.filter.FilterPipeline": 300,
     "discovery_crawler.pipelines.robots_verdict.RobotsVerdictPipeline": 350,
     "discovery_crawler.pipelines.junk.JunkFilterPipeline": 400,
@@ -37,6 +41,7 @@ ITEM_PIPELINES = {
     "discovery_crawler.pipelines.slug.SlugPipeline": 600,
     "discovery_crawler.pipelines.groups.GroupsPipeline": 700,
     "discovery_crawler.pipelines.state.StatePipeline": 800,
+    "discovery_crawler.pipelines.verify.VerifyTallyPipeline": 850,
     "discovery_crawler.pipelines.crawl_log.CrawlLogPipeline": 900,
 }
 DOWNLOADER_MIDDLEWARES = {
@@ -54,6 +59,8 @@ DOWNLOADER_MIDDLEWARES = {
 }
 ADDONS = {"discovery_crawler.rendering.RenderAddon": 100}  # RENDER_MODE → playwright handler
 EXTENSIONS = {
+    # The run's owner (options, record, shared state): what every other component reads.
+    "discovery_crawler.extensions.run.DiscoveryRun": 0,
     "discovery_crawler.extensions.progress.ProgressReport": 500,
     "discovery_crawler.extensions.gc_tuning.GcTuning": 0,
     "discovery_crawler.extensions.malloc_trim.MallocTrim": 0,

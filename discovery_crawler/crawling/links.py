@@ -63,7 +63,6 @@ from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import HtmlResponse
 
-from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.account import CrawlAccount, UnionTally
 from discovery_crawler.crawling.extract import anchor_text, scan_html
 from discovery_crawler.items import UrlBatch
@@ -170,18 +169,6 @@ def crawl_settings(settings: Settings) -> None:
     settings.set("SPIDER_MIDDLEWARES", middlewares, priority="spider")
 
 
-def check_budget_limits(options: RunOptions, profile: dict[str, Any]) -> None:
-    """A profile may cap the budgets (``service``: ``BFS_MAX_PAGES_LIMIT``,
-    ``BFS_MAX_DEPTH_LIMIT``): ``-a`` values above the cap are refused in one line."""
-    for name, key in (("max_pages", "BFS_MAX_PAGES_LIMIT"), ("max_depth", "BFS_MAX_DEPTH_LIMIT")):
-        limit = profile.get(key)
-        value = getattr(options, name)
-        if limit and value is not None and value > limit:
-            raise ArgumentError(
-                name, f"profile {options.profile} allows at most {limit}, got {value}"
-            )
-
-
 def bfs_budgets(options: RunOptions, settings: Settings) -> tuple[int | None, int | None]:
     """(max_pages, max_depth): ``-a`` first, then ``BFS_MAX_PAGES`` / ``BFS_MAX_DEPTH``
     (profile or ``-s``), where 0 means no budget (None), all capped by the profile's
@@ -199,28 +186,6 @@ def bfs_budgets(options: RunOptions, settings: Settings) -> tuple[int | None, in
     if depth_cap and (depth is None or depth > depth_cap):
         depth = depth_cap
     return pages, depth
-
-
-def unify_site_origin(origins: OriginCache, origin: str) -> None:
-    """Make every spelling of the site's origin (http/https, www/bare) the one given.
-
-    SPEC §4: a sitemap advertising http:// for a site served over https:// (or the
-    reverse) is reconciled to the scheme of the root fetched. SPEC §5 rule 8: www vs bare
-    host resolves to the form the user passed or the site redirected to. Rewrites
-    actually applied are noted in the crawl log (``OriginCache.rewritten``).
-    """
-    host = origin.partition("://")[2].rpartition("@")[2]
-    name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
-    if not colon:
-        name, port = host, ""
-    twin = name[4:] if name.startswith("www.") else f"www.{name}"
-    suffix = f":{port}" if port else ""
-    for variant_scheme in ("http", "https"):
-        for variant_name in (name, twin):
-            variant = f"{variant_scheme}://{variant_name}{suffix}"
-            if variant != origin:
-                origins.rewrite[variant] = origin
-    origins.invalidate()
 
 
 def failure_refusal(failure: Failure) -> dict[str, Any]:
@@ -250,6 +215,7 @@ class LinkCrawler:
     """
 
     crawler: Any
+    run: Any  # extensions.run.DiscoveryRun
     record: RunRecord
     options: RunOptions
     origins: OriginCache
@@ -757,10 +723,8 @@ class LinkCrawler:
         site = self.record.site_origin
         if not site or origin == site:
             return
-        self.record.note(f"the seed {url} redirected to {origin}; crawled {origin}")
         self.origins.rewrite[site] = origin
-        self.record.site_origin = origin
-        unify_site_origin(self.origins, origin)
+        self.run.name_site(origin, f"the seed {url} redirected to {origin}; crawled {origin}")
 
     def _bfs_canonical(
         self,

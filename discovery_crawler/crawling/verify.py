@@ -100,19 +100,6 @@ def verify_method(settings: Any) -> str:
     return method
 
 
-def verify_settings(settings: Settings, union: bool = False) -> None:
-    """The verify stages (``pipelines/verify.py``): the one that holds listed pages right
-    after dedup (not in union mode, where the crawl fetches them), the tally just before
-    the crawl-log stage."""
-    if settings.frozen:
-        return
-    pipelines = settings.getdict("ITEM_PIPELINES")
-    if not union:
-        pipelines["discovery_crawler.pipelines.verify.VerifyPipeline"] = 250
-    pipelines["discovery_crawler.pipelines.verify.VerifyTallyPipeline"] = 850
-    settings.set("ITEM_PIPELINES", pipelines, priority="spider")
-
-
 class ListedPageVerifier:
     """Mixin for ``discover``: fetch sitemap-listed pages (``-a verify=1``).
 

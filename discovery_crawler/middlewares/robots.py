@@ -34,6 +34,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from w3lib.url import safe_url_string
 
+from discovery_crawler.extensions.run import run_of
 from discovery_crawler.robots import (
     DEFAULT_AGENT_TOKEN,
     DEFAULT_MAX_BYTES,
@@ -120,7 +121,9 @@ class RobotsPolicyMiddleware:
         self._answers: dict[str, Response | Exception] = {}
         _MIDDLEWARES[crawler] = self
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
-        crawler.signals.connect(self._attach, signal=signals.spider_opened)
+        run = run_of(crawler)
+        if run is not None:  # the crawl log's robots_policy
+            run.record.robots_summary = self.summary
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -160,7 +163,6 @@ class RobotsPolicyMiddleware:
         }
         first = self.summary.disallowed.count == 0
         self.summary.disallowed.append(entry)
-        self._attach(self.crawler.spider)
         log = logger.info if first else logger.debug
         log("robots.txt disallows %s (%s)", request.url, rule)
 
@@ -187,7 +189,6 @@ class RobotsPolicyMiddleware:
         if not self.policies.put(origin, policy):
             return False
         self._count(policy)
-        self._attach(self.crawler.spider)
         return True
 
     def policy_from_response(self, response: Response) -> RobotsPolicy:
@@ -243,7 +244,6 @@ class RobotsPolicyMiddleware:
                     self.policies.put(final, final_policy)
                     self._answers[final] = answer
                     self._count(final_policy)
-            self._attach(self.crawler.spider)
             return policy
         finally:
             del self._pending[origin]
@@ -313,12 +313,6 @@ class RobotsPolicyMiddleware:
         request.meta["robots_bytes"] = received
         if received > self.max_bytes:
             raise StopDownload(fail=False)
-
-    def _attach(self, spider: Any = None, **kwargs: Any) -> None:
-        """Show the summary on the spider's run record (``record.robots_summary``)."""
-        record = getattr(spider, "record", None)
-        if record is not None and getattr(record, "robots_summary", None) is None:
-            record.robots_summary = self.summary
 
 
 def describe_exception(exc: BaseException) -> tuple[str, str]:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.utils.httpobj import urlparse_cached
 
+from discovery_crawler.extensions.run import run_of
 from discovery_crawler.middlewares.host_intervals import (
     HostIntervals,
     parse_http_date,
@@ -146,10 +147,10 @@ class HostThrottleMiddleware:
         return self.intervals
 
     # -- signals -----------------------------------------------------------------------
-    def spider_opened(self, spider: Spider) -> None:
-        record = getattr(spider, "record", None)
-        if record is not None:
-            record.throttle = self.intervals
+    def spider_opened(self) -> None:
+        run = run_of(self.crawler)
+        if run is not None:  # the crawl log's throttle
+            run.record.throttle = self.intervals
 
     def request_reached_downloader(self, request: Request, spider: Spider) -> None:
         host = _host(request)

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
@@ -22,22 +20,10 @@ from scrapy.spiders import SitemapSpider
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 
-from discovery_crawler.arguments import ArgumentError, RunOptions
-from discovery_crawler.crawling.links import (
-    LinkCrawler,
-    check_budget_limits,
-    crawl_settings,
-    unify_site_origin,
-)
-from discovery_crawler.crawling.verify import (
-    ListedPageVerifier,
-    verify_method,
-    verify_settings,
-)
+from discovery_crawler.crawling.links import LinkCrawler, crawl_settings
+from discovery_crawler.crawling.verify import ListedPageVerifier, verify_method
+from discovery_crawler.extensions.run import run_mode, unify_site_origin
 from discovery_crawler.items import UrlBatch
-from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME
-from discovery_crawler.profiles import available_profiles, load_profile
-from discovery_crawler.run_record import RunRecord
 from discovery_crawler.selection.paths import pillar_keywords
 from discovery_crawler.signals import urls_expected
 from discovery_crawler.sitemaps.attempts import SitemapAttempt, SitemapListing, content_preference
@@ -45,12 +31,12 @@ from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.expected import ExpectedUrls
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
 from discovery_crawler.sitemaps.worker import ParseWorker, RunContext, WorkerFailed, split_column
+from discovery_crawler.spiders.base import RunEntry, check_feed_formats
 from discovery_crawler.urls.normalize import (
     HOST_FIRST,
     OriginCache,
     UrlError,
     host_first,
-    host_of,
     origin_of,
     resolve_location,
 )
@@ -63,9 +49,10 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
+    from discovery_crawler.run_record import RunRecord
+
 logger = logging.getLogger(__name__)
 
-FEED_FORMATS = ("jsonl", "jsonlines", "json", "csv")
 _NO_LOCATION = "entry without a location"
 _ROBOTS_PRIORITY = 1000
 _SITEMAP_PRIORITY = 100
@@ -78,21 +65,6 @@ _SETTINGS_IN_LOG = (
     "SITEMAP_MAX_BYTES",
     "DISCOVERY_BATCH_SIZE",
 )
-
-
-def check_feed_formats(feeds: dict[str, Any]) -> None:
-    """Refuse feed formats that would not write one record per URL."""
-    for uri, options in feeds.items():
-        fmt = (options or {}).get("format")
-        if fmt and fmt not in FEED_FORMATS:
-            raise ArgumentError(
-                "-O/-o", f"{uri}: format {fmt!r} is not supported; use .jsonl, .json or .csv"
-            )
-
-
-def default_out_dir(url: str) -> Path:
-    host = re.sub(r"[^A-Za-z0-9._-]", "_", host_of(url)) or "site"
-    return Path("discovery") / host
 
 
 def describe_failure(failure: Failure) -> str:
@@ -109,7 +81,7 @@ def describe_failure(failure: Failure) -> str:
     return f"{name}: {text}"
 
 
-class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
+class DiscoverSpider(RunEntry, LinkCrawler, ListedPageVerifier, SitemapSpider):
     """Discover a site's URLs from robots.txt, sitemaps and links; write an explained
     inventory.
 
@@ -125,16 +97,15 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
     """
 
     name = "discover"
+    settings_in_log: ClassVar[dict[str, str]] = {
+        "HOST_INTERVAL": "getfloat",
+        **dict.fromkeys(_SETTINGS_IN_LOG[1:], "getint"),
+    }
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__()
-        self.options = RunOptions.from_arguments(kwargs, available_profiles())
-        self.origins = OriginCache()
-        self.origin_rewrites = self.origins.rewrite
-        self.out_dir = (
-            Path(self.options.out) if self.options.out else default_out_dir(self.options.url)
-        )
-        self.crawl_log_path = self.out_dir / CRAWL_LOG_NAME
+        self.arguments = kwargs
+        self.options = self.parse_options(kwargs)
         self._visited: set[str] = set()
         self.documents_scheduled = 0
         self.documents_skipped = 0
@@ -142,13 +113,11 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         self._worker: ParseWorker | None = None
         self._worker_failure_said = False
         self._fell_back = False
-        check_budget_limits(self.options, load_profile(self.options.profile))
 
-    @staticmethod
-    def validate_arguments(spargs: dict[str, Any], settings: Any) -> None:
+    @classmethod
+    def validate_arguments(cls, spargs: dict[str, Any], settings: Any) -> None:
         """Check ``-a`` arguments and feed formats before a crawler is built."""
-        options = RunOptions.from_arguments(spargs, available_profiles())
-        check_budget_limits(options, load_profile(options.profile))
+        options = cls.parse_options(dict(spargs))
         check_feed_formats(settings.getdict("FEEDS"))
         if options.verify:
             verify_method(settings)
@@ -157,33 +126,37 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._configure(crawler)
+        crawler.signals.connect(spider._wire, signal=signals.spider_opened)
         crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
         return spider
 
     # -- set-up -----------------------------------------------------------------------
+    @property
+    def record(self) -> RunRecord:
+        return self.run.record
+
+    @property
+    def origins(self) -> OriginCache:
+        return self.run.origins
+
     def _configure(self, crawler: Crawler) -> None:
+        """Settings, before they are frozen: the profile, the mode's scheduling."""
         settings = crawler.settings
-        self.mode = self.options.mode
-        if not settings.frozen:
-            settings.setdict(load_profile(self.options.profile), priority="spider")
-            if self.mode == "auto":  # a profile may ask for another mode (polite: union)
-                self.mode = settings.get("DISCOVERY_MODE", "auto")
-            settings.set(
-                "CONCURRENT_REQUESTS_PER_DOMAIN",
-                settings.getint("SITEMAP_CONCURRENCY"),
-                priority="spider",
-            )
-            if self.mode == "union":
-                pipelines = settings.getdict("ITEM_PIPELINES")
-                pipelines["discovery_crawler.pipelines.union.UnionPipeline"] = 150
-                settings.set("ITEM_PIPELINES", pipelines, priority="spider")
-            if self.options.verify:
-                verify_settings(settings, union=self.mode == "union")
-            if self.mode != "sitemap":
-                crawl_settings(settings)
-        elif self.mode == "auto":
-            self.mode = settings.get("DISCOVERY_MODE", "auto")
+        self.apply_profile(self.options, settings)
+        self.mode = run_mode(self.options, settings)  # a profile may pick it (polite: union)
+        settings.set(
+            "CONCURRENT_REQUESTS_PER_DOMAIN",
+            settings.getint("SITEMAP_CONCURRENCY"),
+            priority="spider",
+        )
+        if self.mode != "sitemap":
+            crawl_settings(settings)
         check_feed_formats(settings.getdict("FEEDS"))
+        self.describe_run(self.arguments, self.mode)
+
+    def _wire(self, spider: Any = None) -> None:
+        """Once the run exists (the extensions are built): the components it drives."""
+        settings = self.crawler.settings
         self.batch_size = max(1, settings.getint("DISCOVERY_BATCH_SIZE"))
         self.max_documents = settings.getint("SITEMAP_MAX_DOCUMENTS")
         self.max_urls = settings.getint("SITEMAP_MAX_URLS")
@@ -201,13 +174,12 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         self.worker_lines = settings.getbool("SITEMAP_WORKER_LINES")
         self.worker_early = settings.getbool("SITEMAP_WORKER_EARLY")
         self.conventional_paths = settings.getlist("SITEMAP_CONVENTIONAL_PATHS")
-        recorded: dict[str, Any] = {"HOST_INTERVAL": settings.getfloat("HOST_INTERVAL")}
-        recorded.update((name, settings.getint(name)) for name in _SETTINGS_IN_LOG[1:])
-        self.record = RunRecord(self.options, recorded, settings.getint("CRAWL_LOG_LIST_CAP"))
         if self.mode != self.options.mode:
             self.record.note(f"profile {self.options.profile} runs mode={self.mode}")
         self.setup_link_crawl(settings, union=self.mode == "union")
         self.setup_verify(settings, union=self.mode == "union")
+        self.run.links = self
+        self.run.verifier = self
 
     # -- start --------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Any]:
@@ -220,18 +192,16 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         if self.worker_early and self.worker_min_bytes and self.mode != "links":
             self._start_worker()  # its start-up overlaps robots.txt and the first sitemaps
         if self.mode == "links":
-            self.record.site_origin = origin_of(start)
-            self._unify_site_origin(self.record.site_origin)
+            self.run.name_site(origin_of(start))
             yield self.seed_request(self._seed_url(start))
             return
         if opts.input_kind == "sitemap":
-            self._unify_site_origin(origin_of(start))
+            unify_site_origin(self.origins, origin_of(start))  # the site: its first URL
             request = self._sitemap_request(start, "input", None, 0)
             if request is not None:
                 yield request
             return
-        self.record.site_origin = origin_of(start)
-        self._unify_site_origin(self.record.site_origin)
+        self.run.name_site(origin_of(start))
         if self.mode == "union":
             yield self.seed_request(self._seed_url(start))
         robots_url = (
@@ -246,11 +216,6 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
             priority=_ROBOTS_PRIORITY,
             meta={"handle_httpstatus_all": True},
         )
-
-    def _unify_site_origin(self, origin: str) -> None:
-        """Make every spelling of the site's origin the one actually fetched (SPEC §4
-        scheme reconciliation, §5 rule 8 www vs bare; see ``unify_site_origin``)."""
-        unify_site_origin(self.origins, origin)
 
     def _seed_url(self, start: str) -> str:
         """The link crawl starts at the homepage given, or at the site's root."""
@@ -289,11 +254,6 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
         self.crawler.stats.set_value("discovery/fallback", "links")
         self.crawler.engine.crawl(self.seed_request(seed))
         raise DontCloseSpider
-
-    def site_found(self, origin: str) -> None:
-        """Called when the first URL of a sitemap given as input names the site."""
-        self.record.note(f"site taken from the sitemap's first URL: {origin}")
-        self._unify_site_origin(origin)
 
     # -- robots.txt ---------------------------------------------------------------------
     def parse_robots(self, response: Response) -> Iterator[Request]:
@@ -344,9 +304,8 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
             self.record.note(
                 f"robots.txt redirected from {site} to {final_origin}; using {final_origin}"
             )
-            self.origin_rewrites[site] = final_origin
-            self.record.site_origin = final_origin
-            self._unify_site_origin(final_origin)
+            self.origins.rewrite[site] = final_origin
+            self.run.name_site(final_origin)
 
     def _conventional_requests(self) -> Iterator[Request]:
         """Every conventional address not yet tried, at once: generators name their
@@ -525,7 +484,7 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
 
     def _first_run(self) -> int:
         """The run's number if no previous run's state is loaded (every URL is new), else 0."""
-        state = getattr(self, "state", None)
+        state = self.run.state
         return state.changes.run if state is not None and state.table is None else 0
 
     async def _parse_in_worker(
@@ -726,35 +685,3 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
     def closed(self, reason: str) -> None:
         if self._worker is not None:
             self._worker.close()
-
-    def finalize_record(self, reason: str | None = None) -> None:
-        """Judge the run once everything is in: did discovery do its job? (idempotent)"""
-        record = self.record
-        if not record.start_judging(reason):
-            return
-        if record.failure:
-            self.crawler.stats.set_value("discovery/failed", record.failure)
-            return
-        self.verify_finish()
-        attempts = list(record.attempts.values())
-        fetched = [a for a in attempts if a.status is not None]
-        robots = record.robots or {}
-        pages = self.link_crawl.fetched
-        if not fetched and (robots.get("status") is None) and not pages:
-            refusals = [r.get("reason") for r in self.link_crawl.refusals.items]
-            errors = [a.error for a in attempts if a.error] or [robots.get("error"), *refusals]
-            errors = [e for e in errors if e]
-            record.failure = f"site unreachable: {errors[0] if errors else 'no response'}"
-        elif self.mode != "links" and not record.attempts_ok():
-            record.warn("no sitemap yielded any URL (see discovery.sitemap_attempts for why)")
-        if record.failure:
-            self.crawler.stats.set_value("discovery/failed", record.failure)
-        for raw, to in self.origins.rewritten.items():
-            why = "www vs bare host" if raw.split("://")[1] != to.split("://")[1] else "scheme"
-            record.note(
-                f"URLs on {raw} were rewritten to {to} ({why}; the form fetched or passed wins)"
-            )
-        if record.other_hosts:
-            for sitemap, hosts in record.other_hosts_by_sitemap.items():
-                for origin, count in hosts.most_common(3):
-                    record.warn(f"{sitemap}: {count:,} URLs on {origin}, not this site")

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy import Request, Spider
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 
-from discovery_crawler.arguments import ArgumentError, input_kind, validate_url
+from discovery_crawler.arguments import ArgumentError, default_out_dir, input_kind, validate_url
 from discovery_crawler.estimate import (
     Languages,
     expected_seconds,
@@ -42,7 +42,6 @@ from discovery_crawler.robots import origin_of
 from discovery_crawler.run_record import now_iso
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
-from discovery_crawler.spiders.discover import default_out_dir
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
