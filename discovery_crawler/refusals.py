@@ -554,6 +554,40 @@ def classify_failure(url: str, exc: BaseException) -> Refusal | None:
     return Refusal("network", url, None, f"download failed ({names[0]}{detail})")
 
 
+# -- failures in words (no refusal class) ---------------------------------------------------
+def describe_exception(exc: BaseException) -> tuple[str, str]:
+    """(kind, message) of a fetch that got no answer: ``refused`` (a component refused it:
+    robots.txt, the SSRF guard), ``dns lookup failed``, ``timeout``, ``connection refused``
+    or ``network error``. The one place a failure is put in words (robots.txt fetches,
+    sitemap attempts, the estimate)."""
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    name = names[0]
+    text = str(exc).strip() or name
+    if "IgnoreRequest" in names:
+        return "refused", text
+    if "DNS" in name or "lookup" in text.lower():
+        return "dns lookup failed", text
+    if "Timeout" in name or "timed out" in text.lower():
+        return "timeout", text
+    if "Refused" in name:
+        return "connection refused", text
+    return "network error", f"{name}: {text}"
+
+
+def failure_text(exc: BaseException) -> str:
+    """``describe_exception`` as one line, as a sitemap attempt's or robots.txt's error
+    says it: ``DNS lookup failed: …``, ``timeout: …``, ``connection refused: …``,
+    ``RobotsDisallowed: …``, ``ConnectionLost: …``."""
+    kind, message = describe_exception(exc)
+    if kind == "dns lookup failed":
+        return f"DNS lookup failed: {message}"
+    if kind in ("timeout", "connection refused"):
+        return f"{kind}: {message}"
+    if kind == "refused":
+        return f"{type(exc).__name__}: {message}"
+    return message
+
+
 # -- identical content -----------------------------------------------------------------------
 
 

@@ -35,6 +35,7 @@ from twisted.internet.defer import Deferred
 from w3lib.url import safe_url_string
 
 from discovery_crawler.extensions.run import run_of
+from discovery_crawler.refusals import describe_exception
 from discovery_crawler.robots import (
     DEFAULT_AGENT_TOKEN,
     DEFAULT_MAX_BYTES,
@@ -313,18 +314,3 @@ class RobotsPolicyMiddleware:
         request.meta["robots_bytes"] = received
         if received > self.max_bytes:
             raise StopDownload(fail=False)
-
-
-def describe_exception(exc: BaseException) -> tuple[str, str]:
-    """(kind, message) of a failed fetch: timeout, dns, connection refused, refused, network."""
-    name = type(exc).__name__
-    text = str(exc).strip() or name
-    if isinstance(exc, IgnoreRequest):
-        return "refused", text  # another component (e.g. the SSRF guard) refused the fetch
-    if "Timeout" in name or "timed out" in text.lower():
-        return "timeout", text
-    if "DNS" in name or "lookup" in text.lower():
-        return "dns lookup failed", text
-    if "Refused" in name:
-        return "connection refused", text
-    return "network error", f"{name}: {text}"

@@ -36,8 +36,8 @@ from discovery_crawler.estimate import (
     url_range,
     verify_seconds,
 )
-from discovery_crawler.middlewares.robots import describe_exception
 from discovery_crawler.profiles import available_profiles, load_profile
+from discovery_crawler.refusals import describe_exception
 from discovery_crawler.robots import origin_of
 from discovery_crawler.run_record import now_iso
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
