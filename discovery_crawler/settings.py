@@ -52,16 +52,15 @@ DOWNLOADER_MIDDLEWARES = {
     # Below RedirectMiddleware (600), HttpCompression (590) and RetryMiddleware (550): sees
     # the final response with its redirect chain, decompressed, after retries are used up.
     "discovery_crawler.middlewares.refusals.RefusalMiddleware": 540,
-    # One request per host interval, measured at the server; Crawl-delay, Retry-After
-    # (SPEC §6). It drives Scrapy's downloader slots (no process_* hook): the number only
-    # places it in the list.
-    "discovery_crawler.middlewares.throttle.HostThrottleMiddleware": 950,
 }
 ADDONS = {"discovery_crawler.rendering.RenderAddon": 100}  # RENDER_MODE → playwright handler
 EXTENSIONS = {
     # The run's owner (options, record, shared state): what every other component reads.
     "discovery_crawler.extensions.run.DiscoveryRun": 0,
     "discovery_crawler.extensions.progress.ProgressReport": 500,
+    # One request per host interval, measured at the server; Crawl-delay, Retry-After
+    # (SPEC §6): it drives Scrapy's downloader slots on signals, as AutoThrottle does.
+    "discovery_crawler.extensions.throttle.HostThrottle": 0,
     "discovery_crawler.extensions.gc_tuning.GcTuning": 0,
     "discovery_crawler.extensions.malloc_trim.MallocTrim": 0,
 }

@@ -4,8 +4,9 @@
 Layers, bottom to top — a module imports only from its own layer or below:
 
 1. ``urls``: URL rules (normalize, kinds, filters, junk, slugs, the seen-set);
-2. rules: sitemap parsing (``sitemaps``), ``selection``, robots.txt and refusal rules,
-   the estimate, arguments, profiles, items, the project's signals;
+2. rules: sitemap parsing (``sitemaps``), ``selection``, robots.txt and refusal rules (and
+   the private names of other libraries they use), the estimate, arguments, profiles,
+   items, the project's signals;
 3. records and files: the run record, verify's verdicts, the output files (feed lines,
    state.json, the crawl log, preview, report), the sitemap worker process;
 4. Scrapy components: ``extensions``, ``middlewares``, ``pipelines``, ``crawling``, the
@@ -31,6 +32,7 @@ LAYERS = (
             "sitemaps",
             "selection",
             "robots",
+            "private_names",
             "refusals",
             "estimate",
             "arguments",

@@ -44,7 +44,7 @@ from discovery_crawler.robots import (
     PolicyStore,
     RobotsPolicy,
     is_robots_url,
-    origin_of,
+    request_origin,
 )
 from discovery_crawler.run_record import CappedList
 
@@ -135,7 +135,7 @@ class RobotsPolicyMiddleware:
         meta = request.meta
         if meta.get("robots_fetch") or not request.url.startswith(("http://", "https://")):
             return None
-        origin = origin_of(request.url)
+        origin = request_origin(request.url)
         if is_robots_url(request.url):
             return await self._answer_robots_request(origin, request)
         if meta.get("dont_obey_robots"):
@@ -143,7 +143,7 @@ class RobotsPolicyMiddleware:
         policy = await self.policy_for_async(origin)
         allowed, rule = policy.check(request.url)
         if allowed:
-            # The throttle (middlewares/throttle.py) spaces the host by Crawl-delay too.
+            # The throttle (extensions/throttle.py) spaces the host by Crawl-delay too.
             meta["robots_crawl_delay"] = policy.crawl_delay
             return None
         assert rule is not None
@@ -170,7 +170,7 @@ class RobotsPolicyMiddleware:
     # -- policies ---------------------------------------------------------------------
     def policy_for(self, origin: str) -> RobotsPolicy | None:
         """The policy already known for ``origin`` (``scheme://host[:port]``), if any."""
-        return self.policies.get(origin_of(origin))
+        return self.policies.get(request_origin(origin))
 
     async def policy_for_async(self, origin: str) -> RobotsPolicy:
         """The policy for ``origin``, fetching robots.txt once if nobody has yet."""
@@ -186,7 +186,7 @@ class RobotsPolicyMiddleware:
     def store(self, origin: str, policy: RobotsPolicy) -> bool:
         """Hand over a policy built elsewhere (a spider that fetched robots.txt itself);
         False when the origin already has one (the first one stays)."""
-        origin = origin_of(origin)
+        origin = request_origin(origin)
         if not self.policies.put(origin, policy):
             return False
         self._count(policy)
@@ -239,7 +239,7 @@ class RobotsPolicyMiddleware:
             # robots.txt redirected (http→https, bare→www): the file it ended on is the
             # final origin's own robots.txt, so that origin needs no fetch of its own.
             if isinstance(answer, Response) and is_robots_url(answer.url):
-                final = origin_of(answer.url)
+                final = request_origin(answer.url)
                 if final != origin and final not in self.policies and final not in self._pending:
                     final_policy = self.policy_from_response(answer)
                     self.policies.put(final, final_policy)

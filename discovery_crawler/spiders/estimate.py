@@ -38,7 +38,7 @@ from discovery_crawler.estimate import (
 )
 from discovery_crawler.profiles import available_profiles, load_profile
 from discovery_crawler.refusals import describe_exception
-from discovery_crawler.robots import origin_of
+from discovery_crawler.robots import request_origin
 from discovery_crawler.run_record import now_iso
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
@@ -106,7 +106,7 @@ class EstimateSpider(Spider):
         self.url = self.options["url"]
         self.out_dir = Path(self.options.get("out") or default_out_dir(self.url))
         self.estimate_path = self.out_dir / ESTIMATE_FILE
-        self.origin = origin_of(self.url)
+        self.origin = request_origin(self.url)
         self.robots: dict[str, Any] = {}
         self.answers: list[tuple[str, int | None, str | None]] = []
         self.attempts: list[dict[str, Any]] = []
