@@ -1,6 +1,7 @@
 """Items. The unit of work is a batch (SPEC §2): one item carries up to
 ``DISCOVERY_BATCH_SIZE`` discovered URLs from one document, because Scrapy's per-item
-cost (~60 µs) would otherwise cap a sitemap walk under 10k URLs/s.
+cost would otherwise cap a sitemap walk far below the speed a site of millions of URLs
+needs (SPEC §2, bench/README.md).
 
 A batch enters the pipelines with raw sitemap ``entries`` and leaves them with
 ``records`` — one dict per URL with the feed's fields (``RECORD_FIELDS``); the feed

@@ -77,11 +77,6 @@ def request_origin(url: str) -> str:
     return f"{scheme}://{host}"
 
 
-def robots_url_for(url: str) -> str:
-    """The robots.txt URL that governs ``url``."""
-    return request_origin(url) + "/robots.txt"
-
-
 def is_robots_url(url: str) -> bool:
     """True for ``<origin>/robots.txt`` (no query): the file itself is always allowed."""
     parts = urlsplit(url)

@@ -246,7 +246,7 @@ class LinkCrawl:
         self._late_listings: dict[int, dict[str, Any]] = {}
         self._unlisted: dict[int, tuple[str, str]] = {}
         self._bfs_site_prefix = ""
-        # Bad input (issue 4): a page is read up to PAGE_MAX_BYTES and parsed from there
+        # Bad input: a page is read up to PAGE_MAX_BYTES and parsed from there
         # (as Googlebot does), flagged ``truncated``; a link longer than URLLENGTH_LIMIT is
         # malformed (Scrapy's UrlLengthMiddleware would drop its request without a record);
         # a redirect chain stops after REDIRECT_MAX_TIMES hops (the spider follows
@@ -834,7 +834,7 @@ class LinkCrawl:
         malformed = other = renamed = aliased = 0
         for href, el in links:
             # Resolve: absolute and root-relative links without dot segments need no
-            # urljoin (~7 µs); fragments go before normalization.
+            # urljoin (costly per link); fragments go before normalization.
             if href.startswith(_ABSOLUTE):
                 url = href
             elif href[0] == "/" and href[1:2] != "/" and "/." not in href:

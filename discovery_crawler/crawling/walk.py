@@ -325,9 +325,9 @@ class SitemapWalk:
         attempt: SitemapAttempt = response.meta["attempt"]
         # Parse a few documents at a time, each to the end: Scrapy would otherwise
         # interleave every downloaded document's generator, and each holds a window of
-        # inflated XML (measured: 20 concurrent parses took peak RSS from ~150 to ~265 MB
-        # on a 1M-URL walk). Waiting responses keep counting towards Scrapy's
-        # SCRAPER_SLOT_MAX_ACTIVE_SIZE, which holds back further downloads.
+        # inflated XML, so peak memory would grow with the documents downloaded. Waiting
+        # responses keep counting towards Scrapy's SCRAPER_SLOT_MAX_ACTIVE_SIZE, which
+        # holds back further downloads.
         if self._parse_slots is None:
             self._parse_slots = asyncio.Semaphore(self.parse_concurrency)
         try:

@@ -168,10 +168,6 @@ class RobotsPolicyMiddleware:
         log("robots.txt disallows %s (%s)", request.url, rule)
 
     # -- policies ---------------------------------------------------------------------
-    def policy_for(self, origin: str) -> RobotsPolicy | None:
-        """The policy already known for ``origin`` (``scheme://host[:port]``), if any."""
-        return self.policies.get(request_origin(origin))
-
     async def policy_for_async(self, origin: str) -> RobotsPolicy:
         """The policy for ``origin``, fetching robots.txt once if nobody has yet."""
         while True:

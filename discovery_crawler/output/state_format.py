@@ -76,7 +76,7 @@ def _entry_lines(
 ) -> list[str]:
     """``entry_line`` of many URLs that share their runs and status, in one comprehension
     (a first run's entries; the sitemap worker writes them with it too). ``_lines`` has
-    the same function in C (~0.15 µs against ~0.5 µs a URL, measured), used where built."""
+    the same function in C, used where built."""
     enc = encode_basestring
     runs = f", {first}, {last}, "
     end = f', "{status}"]'
@@ -93,8 +93,8 @@ entry_lines = _lines.entry_lines if _lines is not None else _entry_lines
 def copy_lines(path: Path, body: IO[str]) -> str | None:
     """Copy the lines of ``path`` to ``body`` as entries (``,\n`` between them) in
     blocks, holding back the last one, which is returned (the caller decides what follows
-    it). A per-line loop cost ~1 s for a 1M-URL spool; blocks of text ~0.2 s, of bytes
-    (both files are UTF-8) half that."""
+    it). Blocks of bytes, not a loop per line: both files are UTF-8, and a spool holds a
+    line per URL of the run."""
     pending: bytes | None = None
     rest = b""
     body.flush()
@@ -206,7 +206,7 @@ def iter_entry_chunks(
     wrong. The last line (count, counts, runs) is checked and put into ``footer``.
 
     A chunk of lines is parsed by one ``json.loads`` (the lines joined into one array),
-    which also checks the commas between them: ~3x faster than a parse per line.
+    which also checks the commas between them: far fewer calls than a parse per line.
     """
     try:
         with open(path, encoding="utf-8") as fh:

@@ -111,7 +111,7 @@ class NormalizePipeline(BatchStage):
             if site is not None:
                 # Also when the origin rewrites changed since the worker normalized the
                 # batch (naming the site from a sitemap's first URL does that to the
-                # documents already sent: 2 of 20 on the 1M benchmark): a rewrite maps other
+                # documents already sent): a rewrite maps other
                 # spellings to the site's origin, so URLs already on it, which is all that
                 # ``worked_records`` takes, are as they would be now.
                 worked = worked_records(item.columns, source, base, site + "/")
