@@ -86,10 +86,10 @@ class UrlBatch:
     records: list[dict[str, Any]] = field(default_factory=list)
     # Not exported: lets the feed exporters merge sources of duplicates at the end.
     seen: SeenSet | None = None
-    # Link-crawl batches are deduplicated by the spider (its seen-set is ``seen``).
+    # Link-crawl batches are deduplicated by the link crawl (its seen-set is ``seen``).
     deduplicated: bool = False
     # Parsed in the sitemap worker: each entry's loc is already normalized (or a UrlError),
-    # with this ``OriginCache.version`` of the spider's origin rewrites.
+    # with this ``OriginCache.version`` of the run's origin rewrites.
     normalized: int | None = None
     # ... and the site its filter decisions were made for (None: not made there).
     decided_for: str | None = None

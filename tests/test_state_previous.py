@@ -45,3 +45,21 @@ def test_more_entries_than_counted_is_refused(tmp_path):
     path.write_bytes(data)
     with pytest.raises(StateError):
         PreviousRun.load(path, refresh=set())
+
+
+def test_a_run_state_can_be_saved_mid_run(tmp_path):
+    """Pickled between two batches (a resumable crawl saves it), then finished: the state
+    written holds both batches."""
+    import pickle
+
+    write_state(tmp_path, [(f"{SITE}/a/", "a"), (f"{SITE}/b/", "b")])
+    state = RunState.load(tmp_path, input_origin=SITE)
+    state.observe([{"url": f"{SITE}/a/", "lastmod": None}])
+    saved = pickle.dumps(state)
+    state._spool.close()  # the crawl that saved it is gone
+    resumed = pickle.loads(saved)
+    resumed.observe([{"url": f"{SITE}/c/", "lastmod": None}])
+    changes = resumed.close(SITE, "t0", "t2")
+    assert changes.known == 1 and changes.new.count == 1 and changes.removed.count == 1
+    lines = (tmp_path / STATE_NAME).read_text().splitlines()[1:-1]
+    assert [line.split('"')[1] for line in lines] == [f"{SITE}/a/", f"{SITE}/c/", f"{SITE}/b/"]

@@ -26,8 +26,8 @@ scheduler, before any ``Request`` is built:
   ``canonical_elsewhere`` (a page that answered exists, whatever it claims);
   a canonical that is the page's trailing-slash twin renames the record (SPEC §5 rule 7,
   either way), the fetched form going to ``aliases``;
-- redirects (3xx and ``<meta http-equiv=refresh>``) are followed by the spider, not by
-  Scrapy: the redirecting URL keeps its record (``redirected_to``; flag ``meta_refresh``
+- redirects (3xx and ``<meta http-equiv=refresh>``) are followed by the link crawl, not
+  by Scrapy: the redirecting URL keeps its record (``redirected_to``; flag ``meta_refresh``
   for a refresh) and the target is admitted like a link found on it, at the same depth;
   a loop (a URL met again in its own chain, compared exactly) is flagged
   ``redirect_loop``; a redirect that only adds or drops the trailing slash is the same
@@ -249,7 +249,7 @@ class LinkCrawl:
         # Bad input: a page is read up to PAGE_MAX_BYTES and parsed from there
         # (as Googlebot does), flagged ``truncated``; a link longer than URLLENGTH_LIMIT is
         # malformed (Scrapy's UrlLengthMiddleware would drop its request without a record);
-        # a redirect chain stops after REDIRECT_MAX_TIMES hops (the spider follows
+        # a redirect chain stops after REDIRECT_MAX_TIMES hops (the link crawl follows
         # redirects itself, so RedirectMiddleware's cap does not apply).
         self.page_max_bytes = settings.getint("PAGE_MAX_BYTES", DEFAULT_PAGE_MAX_BYTES)
         self.url_max_length = settings.getint("URLLENGTH_LIMIT", 2083)
@@ -265,7 +265,7 @@ class LinkCrawl:
             self.crawler.signals.connect(self._page_bytes, signal=signals.bytes_received)
 
     def _page_bytes(self, data: bytes, request: Request, **kwargs: Any) -> None:
-        """Stop reading a page past PAGE_MAX_BYTES; the spider parses what came."""
+        """Stop reading a page past PAGE_MAX_BYTES; what came is parsed."""
         meta = request.meta
         if not meta.get("page_fetch"):
             return

@@ -28,8 +28,8 @@ spider sees the rendered page; ``always`` sends every page fetch through the bro
 rendered again.
 
 Stats: ``refusals/<class>``, ``refusals/identical_content``, ``render/requested``,
-``render/rendered``. Summary: ``RefusalSummary`` on ``self.summary``, also set as
-``spider.record.refusals`` when the spider has a ``record``.
+``render/rendered``. Summary: ``RefusalSummary`` on ``self.summary``, also the run's
+``record.refusals`` (``extensions/run.py``) when there is a run.
 """
 
 from __future__ import annotations

@@ -326,6 +326,20 @@ class RunState:
             changes.refreshed += sum(1 for known in known_recs if not known[2] & SEEN)
         self._spool_lines(lines)
 
+    # -- resuming -------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """Plain data, for a resumable crawl: the spool is flushed and kept by its path."""
+        state = self.__dict__.copy()
+        if self._spool is not None:
+            self._spool.flush()
+        state["_spool"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self._spool_path is not None and not self.closed:
+            self._spool = open(self._spool_path, "a", encoding="utf-8")  # noqa: SIM115
+
     def _spool_lines(self, lines: list[str]) -> None:
         if not lines:
             return

@@ -36,7 +36,7 @@ class DedupPipeline(BatchStage):
         crawler.signals.connect(self.urls_expected, signal=urls_expected)
 
     def urls_expected(self, urls: int) -> None:
-        """Size the run's seen-set for the spider's estimate (``signals.urls_expected``)."""
+        """Size the run's seen-set for the walk's estimate (``signals.urls_expected``)."""
         self.record.seen.reserve(urls)
 
     def close_spider(self) -> None:
@@ -46,7 +46,7 @@ class DedupPipeline(BatchStage):
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, UrlBatch) or not item.records or item.deduplicated:
-            return item  # a link-crawl batch: the spider admitted each URL once
+            return item  # a link-crawl batch: the link crawl admitted each URL once
         record = self.record
         seen = record.seen
         records = item.records

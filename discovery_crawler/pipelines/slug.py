@@ -23,7 +23,7 @@ class SlugPipeline(BatchStage):
         crawler.signals.connect(self.urls_expected, signal=urls_expected)
 
     def urls_expected(self, urls: int) -> None:
-        """Size the slug table for the spider's estimate (``signals.urls_expected``)."""
+        """Size the slug table for the walk's estimate (``signals.urls_expected``)."""
         self.allocator.reserve(urls)
 
     def close_spider(self) -> None:

@@ -14,6 +14,7 @@ from discovery_crawler.pipelines.junk import JunkFilterPipeline
 from discovery_crawler.pipelines.normalize import NormalizePipeline
 from discovery_crawler.pipelines.score import ScorePipeline
 from discovery_crawler.pipelines.slug import SlugPipeline
+from discovery_crawler.pipelines.state import StatePipeline
 from discovery_crawler.sitemaps.attempts import SitemapAttempt
 from tests.pipelines.helpers import SITE, SITEMAP, build, crawler_for, entries_batch, run_for
 
@@ -25,6 +26,7 @@ STAGES = (
     ScorePipeline,
     SlugPipeline,
     GroupsPipeline,
+    StatePipeline,
 )
 
 
@@ -62,13 +64,14 @@ def test_a_run_with_no_answer_is_judged_unreachable_once():
     assert run.record.failure is None  # judged once
 
 
-def test_what_the_run_accumulated_can_be_saved():
+def test_what_the_run_accumulated_can_be_saved(tmp_path):
     """Every structure a resumable crawl must keep is reachable from the run and pickles
     (the nothing-lost issue saves it with JOBDIR)."""
-    crawler = crawler_for()
+    crawler = crawler_for(out=str(tmp_path))
     run = run_for(crawler)
     run.name_site(SITE)
     stages = [build(stage, crawler) for stage in STAGES]
+    stages[-1].open_spider()  # the state stage loads the run's state
     batch = entries_batch(SITE + "/", SITE + "/blog/a/", SITE + "/blog/b/", SITE + "/test/")
     for stage in stages:
         batch = stage.process_item(batch)
@@ -82,3 +85,4 @@ def test_what_the_run_accumulated_can_be_saved():
     assert record.tree.as_dict()["root"]["count"] == 4
     assert restored["selection"].listed.count == 4
     assert restored["slugs"].nbytes == run.slugs.nbytes
+    assert restored["state"].changes.new.count == 4
