@@ -7,9 +7,12 @@ status 2 instead of a traceback.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from discovery_crawler.urls.normalize import host_of
 
 MODES = ("auto", "sitemap", "links", "union")
 RENDER = ("never", "auto", "always")
@@ -162,26 +165,27 @@ class RunOptions:
             )
             raise ArgumentError(unknown[0], f"unknown argument; known arguments are {known}")
         opts["extra"] = extra
-        options = cls(**opts)  # type: ignore[arg-type]
-        check_state_origin(options)
-        return options
+        return cls(**opts)  # type: ignore[arg-type]
 
 
-def check_state_origin(options: RunOptions) -> None:
-    """A re-run must start at the site its out folder's ``state.json`` belongs to (SPEC
-    §10): refused here, before crawling. A sitemap given as input names its site by its
-    first URL, so the state stage checks that one when it is known."""
-    if options.input_kind == "sitemap":
-        return
-    from discovery_crawler.output.state import check_origin
-    from discovery_crawler.spiders.discover import default_out_dir  # the spider's own rule
-    from discovery_crawler.urls.normalize import UrlError, normalize, origin_of
+def default_out_dir(url: str) -> Path:
+    """``./discovery/<host>/``: where a run keeps its files when ``-a out=`` is not given."""
+    host = re.sub(r"[^A-Za-z0-9._-]", "_", host_of(url)) or "site"
+    return Path("discovery") / host
 
-    try:
-        origin = origin_of(normalize(options.url))
-    except UrlError:
-        return  # the spider reports an unusable start URL
-    out = Path(options.out) if options.out else default_out_dir(options.url)
-    problem = check_origin(out, origin)
-    if problem:
-        raise ArgumentError("url", problem)
+
+def out_dir_of(options: RunOptions) -> Path:
+    """The run's out folder: ``-a out=``, else ``default_out_dir``."""
+    return Path(options.out) if options.out else default_out_dir(options.url)
+
+
+def check_budget_limits(options: RunOptions, profile: dict[str, object]) -> None:
+    """A profile may cap the budgets (``service``: ``BFS_MAX_PAGES_LIMIT``,
+    ``BFS_MAX_DEPTH_LIMIT``): ``-a`` values above the cap are refused in one line."""
+    for name, key in (("max_pages", "BFS_MAX_PAGES_LIMIT"), ("max_depth", "BFS_MAX_DEPTH_LIMIT")):
+        limit = profile.get(key)
+        value = getattr(options, name)
+        if limit and value is not None and value > limit:
+            raise ArgumentError(
+                name, f"profile {options.profile} allows at most {limit}, got {value}"
+            )

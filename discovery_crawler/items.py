@@ -1,6 +1,7 @@
 """Items. The unit of work is a batch (SPEC §2): one item carries up to
 ``DISCOVERY_BATCH_SIZE`` discovered URLs from one document, because Scrapy's per-item
-cost (~60 µs) would otherwise cap a sitemap walk under 10k URLs/s.
+cost would otherwise cap a sitemap walk far below the speed a site of millions of URLs
+needs (SPEC §2, bench/README.md).
 
 A batch enters the pipelines with raw sitemap ``entries`` and leaves them with
 ``records`` — one dict per URL with the feed's fields (``RECORD_FIELDS``); the feed
@@ -78,10 +79,10 @@ class UrlBatch:
     records: list[dict[str, Any]] = field(default_factory=list)
     # Not exported: lets the feed exporters merge sources of duplicates at the end.
     seen: SeenSet | None = None
-    # Link-crawl batches are deduplicated by the spider (its seen-set is ``seen``).
+    # Link-crawl batches are deduplicated by the link crawl (its seen-set is ``seen``).
     deduplicated: bool = False
     # Parsed in the sitemap worker: each entry's loc is already normalized (or a UrlError),
-    # with this ``OriginCache.version`` of the spider's origin rewrites.
+    # with this ``OriginCache.version`` of the run's origin rewrites.
     normalized: int | None = None
     # ... and the site its filter decisions were made for (None: not made there).
     decided_for: str | None = None

@@ -30,16 +30,20 @@ from urllib.parse import urljoin, urlsplit
 
 from protego import Protego
 
-# Protego's own tokenizer and matcher, so that the rule we name is the rule Protego applied.
-from protego._protego import (
-    _ALLOW_DIRECTIVE,
-    _DISALLOW_DIRECTIVE,
-    _SITE_WIDE_DIRECTIVES,
-    _USER_AGENT_DIRECTIVE,
-    _extract_directive,
+# Protego's own tokenizer and matcher, so that the rule we name is the rule Protego applied
+# (private names, kept in one place: private_names.py).
+from discovery_crawler.private_names import (
+    ALLOW_DIRECTIVES,
+    DISALLOW_DIRECTIVES,
+    SITE_WIDE_DIRECTIVES,
+    USER_AGENT_DIRECTIVES,
+    URLPattern,
+    extract_directive,
+    hexescape,
+    pattern_text,
+    quote_path,
+    quote_pattern,
 )
-from protego._urlpattern import _URLPattern
-from protego._utils import _hexescape, _quote_path, _quote_pattern
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +59,10 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+").match
 
 
-def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of a URL, lowercased, default port dropped: the key of a policy."""
+def request_origin(url: str) -> str:
+    """``scheme://host[:port]`` of a URL as requested, lowercased, default port and any
+    userinfo dropped: the key of a policy (``urls.normalize.origin_of`` splits a URL that
+    is already normalized)."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
@@ -69,11 +75,6 @@ def origin_of(url: str) -> str:
     if port and port != _DEFAULT_PORTS.get(scheme):
         host = f"{host}:{port}"
     return f"{scheme}://{host}"
-
-
-def robots_url_for(url: str) -> str:
-    """The robots.txt URL that governs ``url``."""
-    return origin_of(url) + "/robots.txt"
 
 
 def is_robots_url(url: str) -> bool:
@@ -121,27 +122,27 @@ def scan_groups(text: str) -> dict[str, list[Rule]]:
         line = (raw[:hash_pos] if hash_pos != -1 else raw).strip()
         if not line:
             continue
-        parsed = _extract_directive(line)
+        parsed = extract_directive(line)
         if parsed is None:
             continue
         field, value = parsed
         if (
-            field in _USER_AGENT_DIRECTIVE
+            field in USER_AGENT_DIRECTIVES
             and previous_field is not None
-            and previous_field not in _USER_AGENT_DIRECTIVE
+            and previous_field not in USER_AGENT_DIRECTIVES
         ):
             current = []
-        if field not in _SITE_WIDE_DIRECTIVES:
+        if field not in SITE_WIDE_DIRECTIVES:
             previous_field = field
         if not value:
             continue
-        if field in _USER_AGENT_DIRECTIVE:
+        if field in USER_AGENT_DIRECTIVES:
             name = value.strip().lower()
             if name not in current:
                 groups.setdefault(name, [])
                 current.append(name)
-        elif current and (field in _ALLOW_DIRECTIVE or field in _DISALLOW_DIRECTIVE):
-            kind = "allow" if field in _ALLOW_DIRECTIVE else "disallow"
+        elif current and (field in ALLOW_DIRECTIVES or field in DISALLOW_DIRECTIVES):
+            kind = "allow" if field in ALLOW_DIRECTIVES else "disallow"
             rule = Rule(kind, value, number, line)
             for name in current:
                 groups[name].append(rule)
@@ -170,8 +171,8 @@ def canonical_agents(text: str) -> str:
             continue
         hash_pos = raw.find("#")
         line = (raw[:hash_pos] if hash_pos != -1 else raw).strip()
-        parsed = _extract_directive(line) if line else None
-        if parsed is None or parsed[0] not in _USER_AGENT_DIRECTIVE or not parsed[1]:
+        parsed = extract_directive(line) if line else None
+        if parsed is None or parsed[0] not in USER_AGENT_DIRECTIVES or not parsed[1]:
             continue
         lines[index] = f"user-agent: {agent_name(parsed[1])}"
         changed = True
@@ -187,21 +188,21 @@ def applicable_agent(agents: list[str], token: str) -> str | None:
     return "*" if "*" in agents else None
 
 
-def _patterns(rule: Rule) -> list[_URLPattern]:
+def _patterns(rule: Rule) -> list[URLPattern]:
     """The patterns Protego compiles for a rule (a ``$`` also matches literally; an allowed
     ``…/index.html`` also allows ``…/``)."""
     values = [rule.value]
     if "$" in rule.value:
-        values.insert(0, rule.value.replace("$", _hexescape("$")))
-    patterns = [_URLPattern(q) for q in (_quote_pattern(v) for v in values) if q]
+        values.insert(0, rule.value.replace("$", hexescape("$")))
+    patterns = [URLPattern(q) for q in (quote_pattern(v) for v in values) if q]
     if rule.field == "allow":
         for pattern in list(patterns):
-            if pattern._pattern.endswith("/index.html"):
-                patterns.append(_URLPattern(pattern._pattern.removesuffix("index.html") + "$"))
+            if pattern_text(pattern).endswith("/index.html"):
+                patterns.append(URLPattern(pattern_text(pattern).removesuffix("index.html") + "$"))
     return patterns
 
 
-# Paths whose form differs from what Protego compares (``_quote_path``) hold a character
+# Paths whose form differs from what Protego compares (``quote_path``) hold a character
 # outside its verbatim set, or start with "//"; the rest are compared as they are.
 _QUOTING_NEEDED = re.compile(r"[^A-Za-z0-9_.~/=\n-]|\n//")
 _VERBATIM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~/=\n-"
@@ -250,7 +251,7 @@ def _literal_start(pattern: str) -> str:
 def _quoted_paths(text: str, urls: list[str]) -> str:
     """The newline-joined paths of ``text`` in the form Protego compares: at C speed when
     every escape is an upper-case one of valid UTF-8 (as normalized URLs write them);
-    else the paths that differ from it are replaced by ``_quote_path`` of their URL."""
+    else the paths that differ from it are replaced by ``quote_path`` of their URL."""
     if text.isascii() and _SUSPECT_ESCAPE.search(_UTF8_ESCAPES.sub("", text)) is None:
         # Protego decodes every escape but those of "/" and "%" and encodes again all but
         # its verbatim characters, "/", "%" and "=": valid escapes come back as they were,
@@ -268,13 +269,13 @@ def _quoted_paths(text: str, urls: list[str]) -> str:
         counted = end
         lines.add(newlines - 1)
     for line in lines:
-        paths[line] = _quote_path(urls[line])
+        paths[line] = quote_path(urls[line])
     return "\n" + "\n".join(paths)
 
 
 def _pattern_regex(pattern: str) -> str:
     """A quoted Protego pattern as a regex over a path (``*``: any run; a final ``$``: the
-    path's end), matching exactly where ``_URLPattern.match`` does."""
+    path's end), matching exactly where ``URLPattern.match`` does."""
     anchored = pattern.endswith("$")
     body = pattern[:-1] if anchored else pattern
     regex = "[^\n]*".join(re.escape(part) for part in body.split("*"))
@@ -291,7 +292,7 @@ class _Explainer:
         self.compiled = compiled
 
     def deciding_rule(self, url: str) -> Rule | None:
-        path = _quote_path(url)
+        path = quote_path(url)
         for pattern, rule in self.compiled:
             if pattern.match(path):
                 return rule
@@ -320,7 +321,7 @@ class RobotsPolicy:
         max_bytes: int = DEFAULT_MAX_BYTES,
     ):
         self.url = url
-        self.origin = origin_of(url)
+        self.origin = request_origin(url)
         self.token = token
         self.outcome = outcome
         self.reason = reason
@@ -481,7 +482,7 @@ class RobotsPolicy:
         paths finds the URLs a disallow pattern may match, and only those are checked (an
         allow rule may still win). When every disallow pattern starts with a literal
         path (``/private/``), the pass looks for those starts in the paths as they are;
-        otherwise it matches the patterns in the form Protego compares (``_quote_path``).
+        otherwise it matches the patterns in the form Protego compares (``quote_path``).
         """
         if self.outcome == FAIL_CLOSED:
             return [self.check(url)[1] for url in urls]
@@ -514,7 +515,7 @@ class RobotsPolicy:
         and whether it wants the paths quoted as Protego quotes them."""
         if self._scan is None:
             patterns = [
-                pattern._pattern
+                pattern_text(pattern)
                 for rule in self.rules
                 if rule.field == "disallow"
                 for pattern in _patterns(rule)
@@ -580,7 +581,7 @@ class PolicyStore:
 
     def crawl_delay(self, origin_or_url: str) -> float | None:
         """The Crawl-delay robots.txt asks of our token for this origin, if any."""
-        policy = self._policies.get(origin_of(origin_or_url))
+        policy = self._policies.get(request_origin(origin_or_url))
         return policy.crawl_delay if policy else None
 
     def __contains__(self, origin: str) -> bool:

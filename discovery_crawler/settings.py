@@ -27,9 +27,13 @@ FEED_EXPORTERS = {
     "csv": "discovery_crawler.output.exporters.CsvExporter",
 }
 
+# Every stage, in order; a stage the run does not need switches itself off when it is
+# built (NotConfigured): union without mode=union, the verify stages without -a verify=1.
 ITEM_PIPELINES = {
     "discovery_crawler.pipelines.normalize.NormalizePipeline": 100,
+    "discovery_crawler.pipelines.union.UnionPipeline": 150,
     "discovery_crawler.pipelines.dedup.DedupPipeline": 200,
+    "discovery_crawler.pipelines.verify.VerifyPipeline": 250,
     "discovery_crawler.pipelines.filter.FilterPipeline": 300,
     "discovery_crawler.pipelines.robots_verdict.RobotsVerdictPipeline": 350,
     "discovery_crawler.pipelines.junk.JunkFilterPipeline": 400,
@@ -37,6 +41,7 @@ ITEM_PIPELINES = {
     "discovery_crawler.pipelines.slug.SlugPipeline": 600,
     "discovery_crawler.pipelines.groups.GroupsPipeline": 700,
     "discovery_crawler.pipelines.state.StatePipeline": 800,
+    "discovery_crawler.pipelines.verify.VerifyTallyPipeline": 850,
     "discovery_crawler.pipelines.crawl_log.CrawlLogPipeline": 900,
 }
 DOWNLOADER_MIDDLEWARES = {
@@ -47,20 +52,21 @@ DOWNLOADER_MIDDLEWARES = {
     # Below RedirectMiddleware (600), HttpCompression (590) and RetryMiddleware (550): sees
     # the final response with its redirect chain, decompressed, after retries are used up.
     "discovery_crawler.middlewares.refusals.RefusalMiddleware": 540,
-    # One request per host interval, measured at the server; Crawl-delay, Retry-After
-    # (SPEC §6). It drives Scrapy's downloader slots (no process_* hook): the number only
-    # places it in the list.
-    "discovery_crawler.middlewares.throttle.HostThrottleMiddleware": 950,
 }
 ADDONS = {"discovery_crawler.rendering.RenderAddon": 100}  # RENDER_MODE → playwright handler
 EXTENSIONS = {
+    # The run's owner (options, record, shared state): what every other component reads.
+    "discovery_crawler.extensions.run.DiscoveryRun": 0,
     "discovery_crawler.extensions.progress.ProgressReport": 500,
+    # One request per host interval, measured at the server; Crawl-delay, Retry-After
+    # (SPEC §6): it drives Scrapy's downloader slots on signals, as AutoThrottle does.
+    "discovery_crawler.extensions.throttle.HostThrottle": 0,
     "discovery_crawler.extensions.gc_tuning.GcTuning": 0,
     "discovery_crawler.extensions.malloc_trim.MallocTrim": 0,
 }
 # Scrapy's own extensions, less the two turned off above: not even imported, as a None in
-# EXTENSIONS would still import them. The remote-control module imports aiohttp's server
-# (10 MB of RSS and 0.1 s of start-up, measured), the telnet console Twisted's conch.
+# EXTENSIONS would still import them. The remote-control module imports aiohttp's server,
+# the telnet console Twisted's conch: memory and start-up time for nothing.
 EXTENSIONS_BASE = {
     path: order
     for path, order in _scrapy_defaults.EXTENSIONS_BASE.items()
@@ -103,19 +109,18 @@ SITEMAP_PARSE_CONCURRENCY = 2  # documents parsed at once (each holds a window o
 SITEMAP_PARSE_WORKER = True
 SITEMAP_WORKER_MIN_BYTES = 262_144
 # On a first run, the worker also writes each URL's feed-line tail and state.json entry (the
-# spider checks each). Pays only when the spider's process is the busier one: on the 1M-URL
-# benchmark it is not since the collector was tuned (extensions/gc_tuning.py), and writing
-# them there cost ~8% of wall time (7 of 7 runs taken in turns, 2026-11-30).
+# spider checks each). Pays only when the spider's process is the busier one, which on a
+# plain sitemap walk it is not: off (bench/README.md).
 SITEMAP_WORKER_LINES = False
 # Start the worker when the spider starts rather than at the first big document (the
-# massive profile: its ~0.2 s of start-up then overlaps robots.txt and the first fetches).
+# massive profile: its start-up then overlaps robots.txt and the first fetches).
 SITEMAP_WORKER_EARLY = False
 SITEMAP_MAX_DOCUMENTS = 0  # 0 = no limit
 SITEMAP_MAX_URLS = 0  # 0 = no limit
 SITEMAP_MAX_DEPTH = 0  # index nesting; 0 = no limit (cycles are stopped by a visited set)
 SITEMAP_MAX_BYTES = 52_428_800 + 1_048_576  # decompressed; the protocol's 50 MiB + margin
 # The per-URL tables (dedup seen-set, slug allocator) are sized once for the URL count the
-# sitemaps let the spider estimate, up to this many URLs (12.3 MB a table at 1M URLs); past
+# sitemaps let the spider estimate, up to this many URLs (~12 bytes a URL a table); past
 # it they double as URLs arrive. An index listing dead children overestimates, so the cap
 # bounds what that can cost (the massive profile: 10M). 0 = never sized ahead
 # (sitemaps/expected.py).
@@ -146,8 +151,8 @@ PREVIEW_ENABLED = False
 
 # Items are batches of up to 1,000 URLs and the pipelines are synchronous, so item
 # concurrency buys nothing. Scrapy buffers up to 2 × CONCURRENT_ITEMS callback outputs per
-# response (an asyncio.Queue): at the default of 100 that held ~600k URLs in memory on a
-# 1M-URL walk (measured: 357 MB peak RSS against 150 MB with this setting).
+# response (an asyncio.Queue): at the default of 100, hundreds of batches of a big walk
+# would wait in memory at once.
 CONCURRENT_ITEMS = 1
 
 # --- Selection (SPEC §8): scoring and selection under a cap -------------------------------
@@ -187,7 +192,7 @@ PREVIEW_MAX_PAGES = 200  # pages listed in preview.json (truncated=true beyond)
 # --- Report (SPEC §10): report.html next to _crawl-log.json at the end of every run --------
 REPORT_ENABLED = True  # a self-contained HTML page of the run (output/report.py)
 
-# --- Bad input (issue 4): pages too large to read whole ----------------------------------
+# --- Bad input: pages too large to read whole ---------------------------------------------
 # A page fetch stops reading after PAGE_MAX_BYTES (as Googlebot reads the first 15 MB of an
 # HTML page); what came is parsed, the record is flagged "truncated" and the crawl log
 # lists it (discovery.crawl.truncated; limits: PAGE_MAX_BYTES). 0 = read whole pages.

@@ -1,6 +1,6 @@
 """The project's own signals, sent with ``crawler.signals.send_catch_log``."""
 
-#: The discover spider's estimate of how many URLs its sitemaps list (``urls``: int), sent
+#: The sitemap walk's estimate of how many URLs its sitemaps list (``urls``: int), sent
 #: whenever it grows (``sitemaps.expected.ExpectedUrls``). The stages that keep a table per
 #: URL (the dedup seen-set, the slug allocator) size it once, early, instead of doubling
 #: it as the site fills it: each doubling rehashes every fingerprint in a Python loop.

@@ -157,3 +157,32 @@ def links(tmp_path):
         return run_discover(url, tmp_path, *args, spider="links", **kwargs)
 
     return run
+
+
+def run_crawler(
+    url: str = "https://example.com/",
+    settings: dict[str, Any] | None = None,
+    mode: str | None = None,
+    **arguments: Any,
+) -> Any:
+    """A crawler with the project's settings, a discovery run (``extensions/run.py``) and
+    no crawl: build a stage
+    on it (``Stage.from_crawler(crawler)``) and feed it batches. ``arguments`` are the
+    spider's ``-a`` arguments besides ``url``; ``mode`` the mode it runs (default: the
+    arguments')."""
+    from scrapy.utils.test import get_crawler
+
+    from discovery_crawler import settings as project
+    from discovery_crawler.extensions.run import DiscoveryRun
+
+    run: dict[str, Any] = {"arguments": {"url": url, **arguments}}
+    if mode is not None:
+        run["mode"] = mode
+    defaults = {name: getattr(project, name) for name in dir(project) if name.isupper()}
+    merged = {
+        **defaults,  # the project's settings, as a crawl has them
+        "EXTENSIONS": {DiscoveryRun: 0},  # the run only: no progress line, no GC tuning
+        "DISCOVERY_RUN": run,
+        **(settings or {}),
+    }
+    return get_crawler(settings_dict=merged)

@@ -8,7 +8,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import types
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +16,10 @@ from scrapy import Request
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.test import get_crawler
 
+from discovery_crawler.extensions.run import run_of
 from discovery_crawler.middlewares.refusals import RefusalMiddleware
 from discovery_crawler.refusals import REFUSAL_CLASSES
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_crawler
 from tests.refusal_site import PDF, SHELL, SHORT, RefusalSite
 from tests.test_rendering import require_browser
 
@@ -117,12 +117,11 @@ def test_failures_go_on_with_the_record_on_the_request():
     assert request.meta["refusal"]["found_on"] == f"{U}/"
 
 
-def test_summary_goes_on_the_spider_record():
-    crawler = get_crawler(settings_dict={})
+def test_summary_goes_on_the_run_record():
+    crawler = run_crawler()
     mw = RefusalMiddleware.from_crawler(crawler)
-    spider = types.SimpleNamespace(record=types.SimpleNamespace())
-    mw.spider_opened(spider)
-    assert spider.record.refusals is mw.summary
+    record = run_of(crawler).record
+    assert record.refusals is mw.summary
 
 
 # -- end to end ------------------------------------------------------------------------------

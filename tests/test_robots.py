@@ -21,7 +21,7 @@ from discovery_crawler.robots import (
     RobotsPolicy,
     agent_name,
     cap_body,
-    origin_of,
+    request_origin,
 )
 from discovery_crawler.urls.normalize import UrlError, normalize
 from tests.conftest import REALDATA, realdata
@@ -216,10 +216,10 @@ def test_agent_names_are_product_tokens(value, name):
     assert agent_name("*") == "*"
 
 
-def test_origin_of():
-    assert origin_of("HTTPS://Example.COM:443/a?b") == "https://example.com"
-    assert origin_of("http://example.com:8080/x") == "http://example.com:8080"
-    assert origin_of("http://[::1]:8000/") == "http://[::1]:8000"
+def test_request_origin():
+    assert request_origin("HTTPS://Example.COM:443/a?b") == "https://example.com"
+    assert request_origin("http://example.com:8080/x") == "http://example.com:8080"
+    assert request_origin("http://[::1]:8000/") == "http://[::1]:8000"
 
 
 def test_policy_store_gives_crawl_delay_by_origin_or_url():

@@ -5,15 +5,12 @@ sitemap, links and union modes, in-process and through the sitemap worker."""
 from __future__ import annotations
 
 import pytest
-from scrapy.utils.test import get_crawler
 
-from discovery_crawler.arguments import RunOptions
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.robots import RobotsSummary, policy_store
 from discovery_crawler.pipelines.robots_verdict import RobotsVerdictPipeline
-from discovery_crawler.profiles import available_profiles
 from discovery_crawler.robots import RobotsPolicy
-from discovery_crawler.run_record import RunRecord
+from tests.conftest import run_crawler
 from tests.test_robots_middleware import Server, server  # noqa: F401  (fixture)
 
 ORIGIN = "https://example.com"
@@ -37,10 +34,8 @@ def listed(path: str, **fields: object) -> dict[str, object]:
 
 
 def stage_for(robots: bytes | None) -> RobotsVerdictPipeline:
-    crawler = get_crawler(settings_dict={"CRAWL_LOG_LIST_CAP": 10})
+    crawler = run_crawler(ORIGIN + "/", {"CRAWL_LOG_LIST_CAP": 10})
     stage = RobotsVerdictPipeline.from_crawler(crawler)
-    options = RunOptions.from_arguments({"url": ORIGIN + "/"}, available_profiles())
-    stage.record = RunRecord(options, {})
     stage.record.site_origin = ORIGIN
     store = policy_store(crawler)
     stage.record.robots_summary = RobotsSummary(store, 10)

@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from discovery_crawler.arguments import RunOptions
-from discovery_crawler.middlewares.host_intervals import (
+from discovery_crawler.extensions.host_intervals import (
     HostIntervals,
     effective_interval,
     parse_http_date,

@@ -4,10 +4,8 @@
 
 Why not Scrapy's ``LinkExtractor``: it builds a ``Link`` object per ``<a>`` (URL joined,
 ``safe_url_string``-ed, text extracted, deduplicated) before anything can tell that most
-of them were seen on the previous page. Measured here (timeit, best of 5, 60 pages of
-the bench/bench_links.py synthetic site, ~5 KB and ~43 links each):
-``LinkExtractor().extract_links`` 2.6 ms a page, ``scan_html`` 0.075 ms (lxml parse
-included). The caller then resolves and normalizes each href and probes the seen-set;
+of them were seen on the previous page; one lxml pass is a fraction of its cost
+(bench/README.md). The caller then resolves and normalizes each href and probes the seen-set;
 anchor text is only built for links that turn out new (``anchor_text``).
 
 No Scrapy imports: a plain function over bytes, unit-tested on fixture pages.

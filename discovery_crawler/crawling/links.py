@@ -26,8 +26,8 @@ scheduler, before any ``Request`` is built:
   ``canonical_elsewhere`` (a page that answered exists, whatever it claims);
   a canonical that is the page's trailing-slash twin renames the record (SPEC §5 rule 7,
   either way), the fetched form going to ``aliases``;
-- redirects (3xx and ``<meta http-equiv=refresh>``) are followed by the spider, not by
-  Scrapy: the redirecting URL keeps its record (``redirected_to``; flag ``meta_refresh``
+- redirects (3xx and ``<meta http-equiv=refresh>``) are followed by the link crawl, not
+  by Scrapy: the redirecting URL keeps its record (``redirected_to``; flag ``meta_refresh``
   for a refresh) and the target is admitted like a link found on it, at the same depth;
   a loop (a URL met again in its own chain, compared exactly) is flagged
   ``redirect_loop``; a redirect that only adds or drops the trailing slash is the same
@@ -63,7 +63,6 @@ from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import HtmlResponse
 
-from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.account import CrawlAccount, UnionTally
 from discovery_crawler.crawling.extract import anchor_text, scan_html
 from discovery_crawler.items import UrlBatch
@@ -72,20 +71,21 @@ from discovery_crawler.middlewares.robots import RobotsDisallowed
 from discovery_crawler.refusals import classify_response
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import FILE_KINDS, answer_kind, fetch_decides, url_kind
-from discovery_crawler.urls.normalize import UrlError, twin_key
+from discovery_crawler.urls.normalize import UrlError, origin_of, twin_key
 from discovery_crawler.urls.seen import ALIASED, RENAMED, RecordPatch, settled_form
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from lxml.etree import _Element
+    from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.settings import Settings
     from twisted.python.failure import Failure
 
     from discovery_crawler.arguments import RunOptions
+    from discovery_crawler.extensions.run import DiscoveryRun
     from discovery_crawler.run_record import RunRecord
-    from discovery_crawler.urls.normalize import OriginCache
 
 logger = logging.getLogger(__name__)
 
@@ -170,18 +170,6 @@ def crawl_settings(settings: Settings) -> None:
     settings.set("SPIDER_MIDDLEWARES", middlewares, priority="spider")
 
 
-def check_budget_limits(options: RunOptions, profile: dict[str, Any]) -> None:
-    """A profile may cap the budgets (``service``: ``BFS_MAX_PAGES_LIMIT``,
-    ``BFS_MAX_DEPTH_LIMIT``): ``-a`` values above the cap are refused in one line."""
-    for name, key in (("max_pages", "BFS_MAX_PAGES_LIMIT"), ("max_depth", "BFS_MAX_DEPTH_LIMIT")):
-        limit = profile.get(key)
-        value = getattr(options, name)
-        if limit and value is not None and value > limit:
-            raise ArgumentError(
-                name, f"profile {options.profile} allows at most {limit}, got {value}"
-            )
-
-
 def bfs_budgets(options: RunOptions, settings: Settings) -> tuple[int | None, int | None]:
     """(max_pages, max_depth): ``-a`` first, then ``BFS_MAX_PAGES`` / ``BFS_MAX_DEPTH``
     (profile or ``-s``), where 0 means no budget (None), all capped by the profile's
@@ -199,28 +187,6 @@ def bfs_budgets(options: RunOptions, settings: Settings) -> tuple[int | None, in
     if depth_cap and (depth is None or depth > depth_cap):
         depth = depth_cap
     return pages, depth
-
-
-def unify_site_origin(origins: OriginCache, origin: str) -> None:
-    """Make every spelling of the site's origin (http/https, www/bare) the one given.
-
-    SPEC §4: a sitemap advertising http:// for a site served over https:// (or the
-    reverse) is reconciled to the scheme of the root fetched. SPEC §5 rule 8: www vs bare
-    host resolves to the form the user passed or the site redirected to. Rewrites
-    actually applied are noted in the crawl log (``OriginCache.rewritten``).
-    """
-    host = origin.partition("://")[2].rpartition("@")[2]
-    name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
-    if not colon:
-        name, port = host, ""
-    twin = name[4:] if name.startswith("www.") else f"www.{name}"
-    suffix = f":{port}" if port else ""
-    for variant_scheme in ("http", "https"):
-        for variant_name in (name, twin):
-            variant = f"{variant_scheme}://{variant_name}{suffix}"
-            if variant != origin:
-                origins.rewrite[variant] = origin
-    origins.invalidate()
 
 
 def failure_refusal(failure: Failure) -> dict[str, Any]:
@@ -242,27 +208,36 @@ def failure_refusal(failure: Failure) -> dict[str, Any]:
     return {"class": "network", "reason": f"{name}: {text}"}
 
 
-class LinkCrawler:
-    """Mixin for spiders that crawl links (``links``, and ``discover`` in BFS modes).
+class LinkCrawl:
+    """The link crawl of one run (``links``, and ``discover`` in BFS modes): a component
+    the spider drives, built with the spider's callbacks for page requests (so Scrapy's
+    disk queues, ``JOBDIR``, can name them). Its account goes on the run's record
+    (``record.crawl``) once it requests a page."""
 
-    The spider provides ``crawler``, ``record`` (``RunRecord``), ``options`` and
-    ``origins`` (``OriginCache``), and calls ``setup_link_crawl`` once configured.
-    """
-
-    crawler: Any
-    record: RunRecord
-    options: RunOptions
-    origins: OriginCache
-    link_crawl: CrawlAccount
-
-    def setup_link_crawl(self, settings: Settings, union: bool = False) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        run: DiscoveryRun,
+        *,
+        on_page: Callable[..., Any],
+        on_page_failure: Callable[..., Any],
+        union: bool = False,
+    ) -> None:
+        settings = crawler.settings
+        self.crawler = crawler
+        self.run = run
+        self.record = run.record
+        self.options = run.options
+        self.origins = run.origins
+        self._on_page = on_page
+        self._on_page_failure = on_page_failure
         self.bfs_max_pages, self.bfs_max_depth = bfs_budgets(self.options, settings)
         self.depth_priority = settings.getint("DEPTH_PRIORITY")
-        self.link_crawl = CrawlAccount(
+        self.account = CrawlAccount(
             settings.getint("CRAWL_LOG_LIST_CAP"), self.bfs_max_pages, self.bfs_max_depth
         )
         if union:
-            self.link_crawl.union = UnionTally(settings.getint("CRAWL_LOG_LIST_CAP"))
+            self.account.union = UnionTally(settings.getint("CRAWL_LOG_LIST_CAP"))
         self._bfs_filter: FilterPolicy | None = None
         # Union mode, a page linked before a sitemap listed it: the listing waits for the
         # page's record (requested, not yet written), or patches the line written without
@@ -271,10 +246,10 @@ class LinkCrawler:
         self._late_listings: dict[int, dict[str, Any]] = {}
         self._unlisted: dict[int, tuple[str, str]] = {}
         self._bfs_site_prefix = ""
-        # Bad input (issue 4): a page is read up to PAGE_MAX_BYTES and parsed from there
+        # Bad input: a page is read up to PAGE_MAX_BYTES and parsed from there
         # (as Googlebot does), flagged ``truncated``; a link longer than URLLENGTH_LIMIT is
         # malformed (Scrapy's UrlLengthMiddleware would drop its request without a record);
-        # a redirect chain stops after REDIRECT_MAX_TIMES hops (the spider follows
+        # a redirect chain stops after REDIRECT_MAX_TIMES hops (the link crawl follows
         # redirects itself, so RedirectMiddleware's cap does not apply).
         self.page_max_bytes = settings.getint("PAGE_MAX_BYTES", DEFAULT_PAGE_MAX_BYTES)
         self.url_max_length = settings.getint("URLLENGTH_LIMIT", 2083)
@@ -290,7 +265,7 @@ class LinkCrawler:
             self.crawler.signals.connect(self._page_bytes, signal=signals.bytes_received)
 
     def _page_bytes(self, data: bytes, request: Request, **kwargs: Any) -> None:
-        """Stop reading a page past PAGE_MAX_BYTES; the spider parses what came."""
+        """Stop reading a page past PAGE_MAX_BYTES; what came is parsed."""
         meta = request.meta
         if not meta.get("page_fetch"):
             return
@@ -311,7 +286,7 @@ class LinkCrawler:
 
     def _bfs_request(self, url: str, depth: int, meta: dict[str, Any]) -> Request:
         if self.record.crawl is None:  # the crawl log gets a crawl section once one runs
-            self.record.crawl = self.link_crawl
+            self.record.crawl = self.account
         meta["depth"] = depth
         meta["page_url"] = url
         meta["handle_httpstatus_all"] = True
@@ -319,24 +294,29 @@ class LinkCrawler:
         meta["page_fetch"] = True  # the refusal middleware classifies page fetches only
         return Request(
             url,
-            callback=self.page_callback(),
-            errback=self.page_failed,
+            callback=self._on_page,
+            errback=self._on_page_failure,
             priority=-depth * self.depth_priority,
             meta=meta,
         )
 
-    def page_callback(self) -> Any:
-        """The callback of page requests (the ``links`` spider uses CrawlSpider's)."""
-        return self.parse_page
+    def seed_for(self, start: str) -> str:
+        """Where the crawl starts: the homepage given, or the site's root (a sitemap or a
+        robots.txt given as input is no page)."""
+        if self.options.input_kind == "homepage":
+            return start
+        seed = (self.record.site_origin or origin_of(start)) + "/"
+        self.record.note(f"{self.options.url} is not a page; the link crawl started at {seed}")
+        return seed
 
     def seed_request(self, url: str) -> Request:
         """The request for the seed (depth 0); the seed counts as linked (reachable)."""
         self.record.seen.add(twin_key(url))
         self.record.seen.twins.expect(twin_key(url), url)
         self.record.counts["unique"] += 1
-        self.link_crawl.requested += 1
+        self.account.requested += 1
         self.crawler.stats.inc_value("links/requested")
-        union = self.link_crawl.union
+        union = self.account.union
         if union is not None:
             union.linked(twin_key(url), url)
         return self._bfs_request(url, 0, {"via": "seed", "found_on": None, "anchor": None})
@@ -353,7 +333,7 @@ class LinkCrawler:
         record in ``records`` when it is not to be fetched (``reason`` given: never)."""
         record = self.record
         record.counts["unique"] += 1
-        account = self.link_crawl
+        account = self.account
         anchor = meta.get("anchor")
         if anchor is not None and anchor.__class__ is not str:
             meta["anchor"] = anchor_text(anchor)  # only for new links: text costs
@@ -394,7 +374,7 @@ class LinkCrawler:
         sitemap). Returns the records to write now (already known, or not to be fetched:
         the dedup stage takes them as usual); the others are written when fetched."""
         seen = self.record.seen
-        union = self.link_crawl.union
+        union = self.account.union
         prefix = (self.record.site_origin or "") + "/"
         keep = []
         engine = self.crawler.engine
@@ -413,7 +393,7 @@ class LinkCrawler:
             if (
                 (kind not in _FETCHED_KINDS and not fetch_decides(url))
                 or (self.bfs_max_depth is not None and depth > self.bfs_max_depth)
-                or (self.bfs_max_pages and self.link_crawl.requested >= self.bfs_max_pages)
+                or (self.bfs_max_pages and self.account.requested >= self.bfs_max_pages)
                 or not (decision := self._bfs_policy().decide(url, "page")).keep
                 or decision.flags  # requires_auth: listed, flagged, never fetched
             ):
@@ -493,7 +473,7 @@ class LinkCrawler:
         """A record is about to be written: its twins settled (``settle_twins``); in union
         mode, a sitemap listing that came while it was fetched joins it, or is awaited."""
         settle_twins(self.record, rec, fixed, file)
-        if self.link_crawl.union is not None and (
+        if self.account.union is not None and (
             rec["sitemap"] is None or rec["source"] == "alternate"
         ):
             fp = hash(twin_key(rec["url"])) or 1
@@ -504,7 +484,7 @@ class LinkCrawler:
                 self._unlisted[fp] = (rec["url"], rec["source"])
 
     def _bfs_batch(self, document: str, records: list[dict[str, Any]], source: str) -> UrlBatch:
-        union = self.link_crawl.union
+        union = self.account.union
         return UrlBatch(
             source,
             document,
@@ -528,7 +508,7 @@ class LinkCrawler:
         url = meta.get("page_url") or response.url
         depth = meta.get("depth", 0)
         status = response.status
-        account = self.link_crawl
+        account = self.account
         account.fetched += 1
         account.status[status] += 1
         account.depths[depth] += 1
@@ -632,7 +612,7 @@ class LinkCrawler:
         try:
             target = normalize(urljoin(base, raw).partition("#")[0])
         except (UrlError, ValueError):
-            self.link_crawl.malformed_links += 1
+            self.account.malformed_links += 1
             return
         rec["redirected_to"] = target
         depth = meta.get("depth", 0)
@@ -642,7 +622,7 @@ class LinkCrawler:
         if target == url or self._bfs_in_chain(target, chain):
             flags.append("redirect_loop")
             rec["flags"] = flags
-            self.link_crawl.redirect_loops += 1
+            self.account.redirect_loops += 1
             self.crawler.stats.inc_value("links/redirect_loops")
             return
         over = len(chain) > self.redirect_max_times > 0
@@ -660,13 +640,13 @@ class LinkCrawler:
             if over:
                 flags.append("over_max_redirects")
                 rec["flags"] = flags
-                self.link_crawl.not_fetched["over_max_redirects"] += 1
+                self.account.not_fetched["over_max_redirects"] += 1
                 return
             self._bfs_slash_follow(target, url, meta, chain, requests)
             records.remove(rec)  # the target's fetch gives the page's record
             return
-        union = self.link_crawl.union
-        self.link_crawl.redirected += 1
+        union = self.account.union
+        self.account.redirected += 1
         self._bfs_follow(
             [(target, None)],
             url,
@@ -703,7 +683,7 @@ class LinkCrawler:
         """Fetch ``target``, the twin ``url`` redirected to, as the same page: its citation,
         depth and sitemap entry carry over, ``url`` joins its aliases. Not a new page
         request: ``max_pages`` counted the page once."""
-        account = self.link_crawl
+        account = self.account
         account.slash_redirects.append({"url": url, "to": target})
         self.record.counts["slash_redirects"] += 1
         self.crawler.stats.inc_value("links/slash_redirects")
@@ -715,7 +695,7 @@ class LinkCrawler:
     def _bfs_truncated(self, rec: dict[str, Any], received: int) -> None:
         """A page over PAGE_MAX_BYTES: parsed from its first bytes, flagged, said once."""
         rec["flags"] = ["truncated"]
-        self.link_crawl.truncated.append({"url": rec["url"], "bytes_read": received})
+        self.account.truncated.append({"url": rec["url"], "bytes_read": received})
         self.crawler.stats.inc_value("links/truncated")
         self.record.limit_bound("PAGE_MAX_BYTES", value=self.page_max_bytes)
         logger.info(
@@ -757,10 +737,8 @@ class LinkCrawler:
         site = self.record.site_origin
         if not site or origin == site:
             return
-        self.record.note(f"the seed {url} redirected to {origin}; crawled {origin}")
         self.origins.rewrite[site] = origin
-        self.record.site_origin = origin
-        unify_site_origin(self.origins, origin)
+        self.run.name_site(origin, f"the seed {url} redirected to {origin}; crawled {origin}")
 
     def _bfs_canonical(
         self,
@@ -789,11 +767,11 @@ class LinkCrawler:
         if "//" in canonical[canonical.find("//") + 2 :]:
             # An empty path segment (``https://host//docs/``): a template's join gone
             # wrong, not a page to name the record by.
-            self.link_crawl.canonical_ignored.append({"url": url, "canonical": canonical})
+            self.account.canonical_ignored.append({"url": url, "canonical": canonical})
             self.crawler.stats.inc_value("links/canonical_ignored")
             return False
         key = twin_key(canonical)
-        account = self.link_crawl
+        account = self.account
         if key == twin_key(url):
             take_twin(rec, canonical)
             account.canonical_twins.append({"url": url, "canonical": canonical})
@@ -839,7 +817,7 @@ class LinkCrawler:
         refusal middleware reads to tell a ``login`` wall); ``reason``: record the new
         links, never fetch them (``_bfs_admit``); ``linked``: a redirect's target counts as
         linked (union mode) though it is no link."""
-        account = self.link_crawl
+        account = self.account
         normalize = self.origins.normalize
         site = self.record.site_origin or ""
         prefix = site + "/"
@@ -856,7 +834,7 @@ class LinkCrawler:
         malformed = other = renamed = aliased = 0
         for href, el in links:
             # Resolve: absolute and root-relative links without dot segments need no
-            # urljoin (~7 µs); fragments go before normalization.
+            # urljoin (costly per link); fragments go before normalization.
             if href.startswith(_ABSOLUTE):
                 url = href
             elif href[0] == "/" and href[1:2] != "/" and "/." not in href:
@@ -926,13 +904,13 @@ class LinkCrawler:
             # SPEC §6: a disallowed URL is not fetched, and is listed with its rule (the
             # rule is also in the crawl log's robots_policy.disallowed).
             rec["flags"] = ["robots_disallowed"]
-            self.link_crawl.not_fetched["robots_disallowed"] += 1
+            self.account.not_fetched["robots_disallowed"] += 1
             self.crawler.stats.inc_value("links/not_fetched/robots_disallowed")
             self._bfs_wrote(rec)
             yield self._bfs_batch(url, [rec], rec["source"])
             return
         rec["refusal"] = refusal
-        self.link_crawl.refused(url, refusal, rec["found_on"])
+        self.account.refused(url, refusal, rec["found_on"])
         self.crawler.stats.inc_value(f"links/refusals/{refusal.get('class')}")
         self._bfs_wrote(rec)
         yield self._bfs_batch(url, [rec], rec["source"])

@@ -54,7 +54,7 @@ from scrapy.utils.response import get_meta_refresh
 
 from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.extract import scan_html
-from discovery_crawler.crawling.links import failure_refusal, settle_twins, take_twin
+from discovery_crawler.crawling.links import LinkCrawl, failure_refusal, settle_twins, take_twin
 from discovery_crawler.estimate import human_duration
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.robots import RobotsDisallowed
@@ -72,15 +72,13 @@ from discovery_crawler.verdicts import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
+    from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.settings import Settings
     from twisted.python.failure import Failure
 
-    from discovery_crawler.arguments import RunOptions
-    from discovery_crawler.run_record import RunRecord
-    from discovery_crawler.urls.normalize import OriginCache
+    from discovery_crawler.extensions.run import DiscoveryRun
 
 logger = logging.getLogger(__name__)
 
@@ -101,37 +99,29 @@ def verify_method(settings: Any) -> str:
     return method
 
 
-def verify_settings(settings: Settings, union: bool = False) -> None:
-    """The verify stages (``pipelines/verify.py``): the one that holds listed pages right
-    after dedup (not in union mode, where the crawl fetches them), the tally just before
-    the crawl-log stage."""
-    if settings.frozen:
-        return
-    pipelines = settings.getdict("ITEM_PIPELINES")
-    if not union:
-        pipelines["discovery_crawler.pipelines.verify.VerifyPipeline"] = 250
-    pipelines["discovery_crawler.pipelines.verify.VerifyTallyPipeline"] = 850
-    settings.set("ITEM_PIPELINES", pipelines, priority="spider")
-
-
 class ListedPageVerifier:
-    """Mixin for ``discover``: fetch sitemap-listed pages (``-a verify=1``).
+    """Fetches the sitemap-listed pages of one run (``-a verify=1``): a component the
+    ``discover`` spider drives, built with the spider's callbacks for its requests and the
+    run's link crawl (its page budget; in union mode, which pages a sitemap listed)."""
 
-    The spider provides ``crawler``, ``record``, ``options``, ``origins`` and
-    ``bfs_max_pages`` (``LinkCrawler.setup_link_crawl``), and calls ``setup_verify`` once
-    configured.
-    """
-
-    crawler: Any
-    record: RunRecord
-    options: RunOptions
-    origins: OriginCache
-    bfs_max_pages: int | None
-    verify_tally: VerifyTally | None = None
-
-    def setup_verify(self, settings: Settings, union: bool = False) -> None:
-        if not self.options.verify:
-            return
+    def __init__(
+        self,
+        crawler: Crawler,
+        run: DiscoveryRun,
+        links: LinkCrawl,
+        *,
+        on_answer: Callable[..., Any],
+        on_failure: Callable[..., Any],
+        union: bool = False,
+    ) -> None:
+        settings = crawler.settings
+        self.crawler = crawler
+        self.record = run.record
+        self.options = run.options
+        self.origins = run.origins
+        self.bfs_max_pages = links.bfs_max_pages
+        self._on_answer = on_answer
+        self._on_failure = on_failure
         self.verify_method = method = verify_method(settings)
         self.verify_max_hops = settings.getint("REDIRECT_MAX_TIMES", 20)
         self.verify_refresh_delay = settings.getfloat("METAREFRESH_MAXDELAY", 100)
@@ -148,9 +138,8 @@ class ListedPageVerifier:
         self.verify_tally = self.record.verify = tally
         self._verify_said = 0
         if union:
-            account = getattr(self, "link_crawl", None)
-            if account is not None and account.union is not None:
-                tally.listed = account.union.is_listed
+            if links.account.union is not None:
+                tally.listed = links.account.union.is_listed
             return
         self.crawler.signals.connect(self._verify_expected, signal=urls_expected)
         if self.verify_max_bytes > 0:
@@ -221,8 +210,8 @@ class ListedPageVerifier:
         return Request(
             url,
             method=method,
-            callback=self.verify_answer,
-            errback=self.verify_failed,
+            callback=self._on_answer,
+            errback=self._on_failure,
             # a chain under way goes before new URLs: fewer records wait in flight
             priority=VERIFY_PRIORITY + (1 if chain else 0),
             dont_filter=True,  # a listed URL is asked even if another chain met it
@@ -441,16 +430,6 @@ class ListedPageVerifier:
             self._verify_refused(refusal)
         verdict = answer_verdict(None, refusal["class"], bool(chain))
         yield self._verify_record(entry, None, chain, request.url, refusal, verdict, extra or None)
-
-    def verify_finish(self) -> None:
-        """At the end: listed URLs still waiting in the scheduler (the run stopped early)
-        are not in the feed; say so."""
-        tally = self.verify_tally
-        if tally is not None and tally.mode == "fetch" and tally.waiting:
-            self.record.warn(
-                f"verify: {tally.waiting:,} listed URLs were still waiting for an answer when "
-                "the run ended; they are not in the feed (run again, or set JOBDIR to resume)"
-            )
 
     # -- records ------------------------------------------------------------------------
     def _verify_refused(self, found: dict[str, Any]) -> None:

@@ -3,10 +3,10 @@ collected less often, as long as the spider runs.
 
 A record is an acyclic dict, freed by reference counting the moment its batch is done, yet
 every batch allocates thousands of containers. At CPython's default gen-0 threshold (700)
-a 1M-URL sitemap crawl runs ~1,200 young and ~7 full collections, each full one walking
-every object Scrapy's imports made: 0.53 s of the spider process's CPU (measured with
-``gc.callbacks``), against 0.05 s with the start-up heap frozen (``gc.freeze``) and a gen-0
-threshold of 50,000. Reference cycles are still collected, only less often. The old
+a large sitemap walk runs many young and several full collections, each full one walking
+every object Scrapy's imports made; with the start-up heap frozen (``gc.freeze``) and a
+higher gen-0 threshold they nearly vanish (bench/README.md). Reference cycles are still
+collected, only less often. The old
 thresholds come back and the heap is unfrozen when the spider closes, so a process that
 runs several crawls (tests, Scrapyd) is left as it was.
 """

@@ -3,10 +3,9 @@
 Peak RSS is a target (SPEC §14). glibc raises its mmap threshold each time a large mmapped
 block is freed, so after the first sitemap body or worker reply, blocks of that size come
 from the heap; freed, their pages stay resident until something trims them, and the next
-body lands elsewhere. On the 1M-URL benchmark the spider process peaked ~7–10 MB lower
-with a trim every 0.25 s (135 against 142–145 MB; each trim ~0.5 ms). Fixing the
-threshold instead (``MALLOC_MMAP_THRESHOLD_``) saved more but cost ~1 s of CPU in
-mmap/munmap and page faults: ~10 of each per batch of 1,000 URLs.
+body lands elsewhere. A periodic trim hands them back at a small cost; fixing the
+threshold instead (``MALLOC_MMAP_THRESHOLD_``) would mmap and munmap every batch's
+buffers (bench/README.md, "Measurements behind the code").
 
 Linux with glibc only: elsewhere (musl, macOS, Windows) it is not configured.
 """

@@ -14,10 +14,11 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from scrapy import Spider, signals
+from scrapy import signals
 from scrapy.utils.asyncio import create_looping_call
 
 from discovery_crawler.estimate import human_duration
+from discovery_crawler.extensions.run import run_of
 from discovery_crawler.selection.groups import groups_lines
 from discovery_crawler.selection.summary import selection_lines
 
@@ -205,18 +206,13 @@ class ProgressReport:
         crawler.signals.connect(o.spider_closed, signal=signals.spider_closed)
         return o
 
-    def _record(self, spider: Spider) -> RunRecord | None:
-        return getattr(spider, "record", None)
-
-    def spider_opened(self, spider: Spider) -> None:
-        if self.interval > 0 and self._record(spider) is not None:
-            self.task = create_looping_call(self.log_progress, spider)
+    def spider_opened(self) -> None:
+        run = run_of(self.crawler)
+        if self.interval > 0 and run is not None:
+            self.task = create_looping_call(self.log_progress, run.record)
             self.task.start(self.interval, now=False)
 
-    def log_progress(self, spider: Spider) -> None:
-        record = self._record(spider)
-        if record is None:
-            return
+    def log_progress(self, record: RunRecord) -> None:
         now = time.monotonic()
         urls = record.discovered
         rate = (urls - self.last_urls) / max(now - self.last_time, 1e-6)
@@ -232,16 +228,16 @@ class ProgressReport:
             verify_progress(record),
         )
 
-    def spider_closed(self, spider: Spider, reason: str) -> None:
+    def spider_closed(self, reason: str) -> None:
         if self.task is not None and self.task.running:
             self.task.stop()
-        record = self._record(spider)
-        if record is None:
+        run = run_of(self.crawler)
+        if run is None:
             return
-        spider.finalize_record(reason)  # type: ignore[attr-defined]
+        record = run.record
+        run.finish(reason)
         feeds = list(self.crawler.settings.getdict("FEEDS"))
-        crawl_log = getattr(spider, "crawl_log_path", None)
-        lines = summary_lines(record, crawl_log, feeds)
+        lines = summary_lines(record, run.crawl_log_path, feeds)
         log = logger.error if record.failure else logger.info
         log("Summary\n  %s", "\n  ".join(lines))
         if reason != "finished":

@@ -28,8 +28,8 @@ spider sees the rendered page; ``always`` sends every page fetch through the bro
 rendered again.
 
 Stats: ``refusals/<class>``, ``refusals/identical_content``, ``render/requested``,
-``render/rendered``. Summary: ``RefusalSummary`` on ``self.summary``, also set as
-``spider.record.refusals`` when the spider has a ``record``.
+``render/rendered``. Summary: ``RefusalSummary`` on ``self.summary``, also the run's
+``record.refusals`` (``extensions/run.py``) when there is a run.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from discovery_crawler.extensions.run import run_of
 from discovery_crawler.refusals import (
     IdenticalContentTracker,
     RefusalSummary,
@@ -51,7 +52,7 @@ from discovery_crawler.rendering import rendering_installed
 if TYPE_CHECKING:
     from typing import Self
 
-    from scrapy import Request, Spider
+    from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
@@ -92,30 +93,18 @@ class RefusalMiddleware:
                     requested,
                 )
         self.summary.render["mode"] = self.render_mode
-        self._record_bound = False
-        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        run = run_of(crawler)
+        if run is not None:  # the crawl log's refusals
+            run.record.refusals = self.summary
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
-    def spider_opened(self, spider: Spider) -> None:
-        self._bind_record(spider)
-
-    def spider_closed(self, spider: Spider) -> None:
-        self._bind_record(spider)
+    def spider_closed(self) -> None:
         if line := self.summary.line():
             logger.info(line)
-
-    def _bind_record(self, spider: Spider | None) -> None:
-        """Put the summary on ``spider.record.refusals`` (once the spider has a record)."""
-        if self._record_bound or spider is None:
-            return
-        record = getattr(spider, "record", None)
-        if record is not None:
-            record.refusals = self.summary
-            self._record_bound = True
 
     async def process_request(self, request: Request) -> None:
         meta = request.meta
@@ -130,7 +119,6 @@ class RefusalMiddleware:
         meta = request.meta
         if not meta.get(PAGE_FETCH):
             return response
-        self._bind_record(self.crawler.spider)
         rendered = bool(meta.get("rendered"))
         headers = {name: _text(response.headers.get(name)) for name in _HEADERS}
         refusal = classify_response(

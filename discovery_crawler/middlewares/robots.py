@@ -34,6 +34,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from w3lib.url import safe_url_string
 
+from discovery_crawler.extensions.run import run_of
+from discovery_crawler.refusals import describe_exception
 from discovery_crawler.robots import (
     DEFAULT_AGENT_TOKEN,
     DEFAULT_MAX_BYTES,
@@ -42,7 +44,7 @@ from discovery_crawler.robots import (
     PolicyStore,
     RobotsPolicy,
     is_robots_url,
-    origin_of,
+    request_origin,
 )
 from discovery_crawler.run_record import CappedList
 
@@ -120,7 +122,9 @@ class RobotsPolicyMiddleware:
         self._answers: dict[str, Response | Exception] = {}
         _MIDDLEWARES[crawler] = self
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
-        crawler.signals.connect(self._attach, signal=signals.spider_opened)
+        run = run_of(crawler)
+        if run is not None:  # the crawl log's robots_policy
+            run.record.robots_summary = self.summary
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -131,7 +135,7 @@ class RobotsPolicyMiddleware:
         meta = request.meta
         if meta.get("robots_fetch") or not request.url.startswith(("http://", "https://")):
             return None
-        origin = origin_of(request.url)
+        origin = request_origin(request.url)
         if is_robots_url(request.url):
             return await self._answer_robots_request(origin, request)
         if meta.get("dont_obey_robots"):
@@ -139,7 +143,7 @@ class RobotsPolicyMiddleware:
         policy = await self.policy_for_async(origin)
         allowed, rule = policy.check(request.url)
         if allowed:
-            # The throttle (middlewares/throttle.py) spaces the host by Crawl-delay too.
+            # The throttle (extensions/throttle.py) spaces the host by Crawl-delay too.
             meta["robots_crawl_delay"] = policy.crawl_delay
             return None
         assert rule is not None
@@ -160,15 +164,10 @@ class RobotsPolicyMiddleware:
         }
         first = self.summary.disallowed.count == 0
         self.summary.disallowed.append(entry)
-        self._attach(self.crawler.spider)
         log = logger.info if first else logger.debug
         log("robots.txt disallows %s (%s)", request.url, rule)
 
     # -- policies ---------------------------------------------------------------------
-    def policy_for(self, origin: str) -> RobotsPolicy | None:
-        """The policy already known for ``origin`` (``scheme://host[:port]``), if any."""
-        return self.policies.get(origin_of(origin))
-
     async def policy_for_async(self, origin: str) -> RobotsPolicy:
         """The policy for ``origin``, fetching robots.txt once if nobody has yet."""
         while True:
@@ -183,11 +182,10 @@ class RobotsPolicyMiddleware:
     def store(self, origin: str, policy: RobotsPolicy) -> bool:
         """Hand over a policy built elsewhere (a spider that fetched robots.txt itself);
         False when the origin already has one (the first one stays)."""
-        origin = origin_of(origin)
+        origin = request_origin(origin)
         if not self.policies.put(origin, policy):
             return False
         self._count(policy)
-        self._attach(self.crawler.spider)
         return True
 
     def policy_from_response(self, response: Response) -> RobotsPolicy:
@@ -237,13 +235,12 @@ class RobotsPolicyMiddleware:
             # robots.txt redirected (http→https, bare→www): the file it ended on is the
             # final origin's own robots.txt, so that origin needs no fetch of its own.
             if isinstance(answer, Response) and is_robots_url(answer.url):
-                final = origin_of(answer.url)
+                final = request_origin(answer.url)
                 if final != origin and final not in self.policies and final not in self._pending:
                     final_policy = self.policy_from_response(answer)
                     self.policies.put(final, final_policy)
                     self._answers[final] = answer
                     self._count(final_policy)
-            self._attach(self.crawler.spider)
             return policy
         finally:
             del self._pending[origin]
@@ -313,24 +310,3 @@ class RobotsPolicyMiddleware:
         request.meta["robots_bytes"] = received
         if received > self.max_bytes:
             raise StopDownload(fail=False)
-
-    def _attach(self, spider: Any = None, **kwargs: Any) -> None:
-        """Show the summary on the spider's run record (``record.robots_summary``)."""
-        record = getattr(spider, "record", None)
-        if record is not None and getattr(record, "robots_summary", None) is None:
-            record.robots_summary = self.summary
-
-
-def describe_exception(exc: BaseException) -> tuple[str, str]:
-    """(kind, message) of a failed fetch: timeout, dns, connection refused, refused, network."""
-    name = type(exc).__name__
-    text = str(exc).strip() or name
-    if isinstance(exc, IgnoreRequest):
-        return "refused", text  # another component (e.g. the SSRF guard) refused the fetch
-    if "Timeout" in name or "timed out" in text.lower():
-        return "timeout", text
-    if "DNS" in name or "lookup" in text.lower():
-        return "dns lookup failed", text
-    if "Refused" in name:
-        return "connection refused", text
-    return "network error", f"{name}: {text}"

@@ -1,10 +1,18 @@
 """What every batch stage shares: built from the crawler (``from_crawler``), reporting to
-its stats collector, and bound at ``open_spider`` to the run's record and options."""
+its stats collector, and bound to the run (``extensions/run.py``) it works for — its
+record and options — when it is built. Without a run the stage is off (``NotConfigured``).
+
+A stage is tested on its own: ``get_crawler(settings_dict={"EXTENSIONS": {DiscoveryRun:
+0}, "DISCOVERY_RUN": {...}})``, ``build_from_crawler(Stage, crawler)``, then batches.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from scrapy.exceptions import NotConfigured
+
+from discovery_crawler.extensions.run import run_of
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.sitemaps.facts import FROM_URL, UrlFacts, all_holding
 
@@ -13,28 +21,23 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-    from discovery_crawler.arguments import RunOptions
-    from discovery_crawler.run_record import RunRecord
-
 
 class BatchStage:
     """Base of the item pipelines that work on ``UrlBatch`` items."""
 
-    record: RunRecord
-    options: RunOptions
-
     def __init__(self, crawler: Crawler):
+        run = run_of(crawler)
+        if run is None:
+            raise NotConfigured  # not a discovery run: nothing to do (no message needed)
         self.crawler = crawler
         self.stats = crawler.stats
+        self.run = run
+        self.record = run.record
+        self.options = run.options
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
-
-    def open_spider(self) -> None:
-        spider: Any = self.crawler.spider
-        self.record = spider.record
-        self.options = spider.options
 
 
 def worker_facts(item: UrlBatch) -> list[UrlFacts] | None:

@@ -19,25 +19,10 @@ from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.signals import urls_expected
 from discovery_crawler.urls.normalize import twin_keys
-from discovery_crawler.urls.seen import RENAMED, SeenSet
+from discovery_crawler.urls.seen import RENAMED
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-
-
-class _LazySeenSet:
-    """A ``SeenSet`` that costs nothing until the first add (most sites have no hreflang)."""
-
-    def __init__(self) -> None:
-        self._set: SeenSet | None = None
-
-    def add(self, url: str) -> bool:
-        if self._set is None:
-            self._set = SeenSet(min_slots=1 << 12)
-        return self._set.add(url)
-
-    def __contains__(self, url: str) -> bool:
-        return self._set is not None and url in self._set
 
 
 class DedupPipeline(BatchStage):
@@ -46,12 +31,12 @@ class DedupPipeline(BatchStage):
     def __init__(self, crawler: Crawler):
         super().__init__(crawler)
         self.max_urls = crawler.settings.getint("SITEMAP_MAX_URLS")
-        # URLs that entered as hreflang alternates only (compact; allocated on first use).
-        self.alternates_only = _LazySeenSet()
+        # URLs that entered as hreflang alternates only (the run's; allocated on first use).
+        self.alternates_only = self.run.alternates_only
         crawler.signals.connect(self.urls_expected, signal=urls_expected)
 
     def urls_expected(self, urls: int) -> None:
-        """Size the run's seen-set for the spider's estimate (``signals.urls_expected``)."""
+        """Size the run's seen-set for the walk's estimate (``signals.urls_expected``)."""
         self.record.seen.reserve(urls)
 
     def close_spider(self) -> None:
@@ -61,7 +46,7 @@ class DedupPipeline(BatchStage):
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, UrlBatch) or not item.records or item.deduplicated:
-            return item  # a link-crawl batch: the spider admitted each URL once
+            return item  # a link-crawl batch: the link crawl admitted each URL once
         record = self.record
         seen = record.seen
         records = item.records

@@ -5,8 +5,7 @@ Sits after slug and before the crawl log, so it sees the inventory as written. T
 structures hang on the run record (``record.groups``, ``record.tree``) for the crawl log
 (``runs[].groups``, ``runs[].tree``), the summary line (``Groups (7): blog 120, …``) and
 the report. Counts go to stats when the spider closes: ``groups/path``, ``groups/parent``,
-``groups/tree_nodes``. A spider without a run record still gets the stage (the structures
-stay on the pipeline instance).
+``groups/tree_nodes``.
 """
 
 from __future__ import annotations
@@ -71,12 +70,8 @@ class GroupsPipeline(BatchStage):
             max_nodes=settings.getint("TREE_MAX_NODES", 5_000),
         )
         self.errors = 0
-
-    def open_spider(self) -> None:
-        record = getattr(self.crawler.spider, "record", None)
-        if record is not None:
-            record.groups = self.groups
-            record.tree = self.tree
+        self.record.groups = self.groups
+        self.record.tree = self.tree
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, UrlBatch) or not item.records:

@@ -20,7 +20,7 @@ from discovery_crawler.urls.normalize import UrlError, normalize
 from discovery_crawler.urls.slugs import base_slug, normalized_paths, path_of
 
 if TYPE_CHECKING:
-    pass
+    from scrapy.crawler import Crawler
 
 JUNK = "junk"
 
@@ -28,8 +28,8 @@ JUNK = "junk"
 class JunkFilterPipeline(BatchStage):
     """Flags likely-junk URLs with the pattern that matched (or drops them from the feed)."""
 
-    def open_spider(self) -> None:
-        super().open_spider()
+    def __init__(self, crawler: Crawler):
+        super().__init__(crawler)
         options = self.options
         self.enabled = options.junk_filter
         self.in_feed = self.crawler.settings.getbool("JUNK_IN_FEED", True)

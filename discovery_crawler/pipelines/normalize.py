@@ -20,11 +20,10 @@ from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.sitemaps.facts import FACTS, entries_of, facts_for, worked_records
 from discovery_crawler.sitemaps.parser import priority_value
-from discovery_crawler.urls.normalize import OriginCache, UrlError, resolve_location
+from discovery_crawler.urls.normalize import UrlError, resolve_location
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-
 
 logger = logging.getLogger(__name__)
 
@@ -36,12 +35,8 @@ class NormalizePipeline(BatchStage):
 
     def __init__(self, crawler: Crawler):
         super().__init__(crawler)
-        self.origins = OriginCache()
-
-    def open_spider(self) -> None:
-        super().open_spider()
-        # One cache with the spider, so its origin rewrites (scheme, www) apply here.
-        self.origins = self.crawler.spider.origins  # type: ignore[union-attr]
+        # The run's cache, so the site's origin rewrites (scheme, www) apply here too.
+        self.origins = self.run.origins
 
     def normalize(self, raw: str, base: str) -> str:
         if not raw.startswith(_ABSOLUTE):
@@ -89,8 +84,8 @@ class NormalizePipeline(BatchStage):
                 url = self.normalize(entry[0], item.document)
             except UrlError:
                 continue
-            self.record.site_origin = origin = url[: url.find("/", 8)]
-            self.crawler.spider.site_found(origin)  # type: ignore[union-attr]
+            origin = url[: url.find("/", 8)]
+            self.run.name_site(origin, f"site taken from the sitemap's first URL: {origin}")
             return
 
     def _urls(self, item: UrlBatch) -> list[Any]:

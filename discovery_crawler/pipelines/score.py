@@ -17,6 +17,7 @@ the summary's "Selecting …" lines. Stats: ``selection/candidates``, ``selectio
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
@@ -31,6 +32,7 @@ from discovery_crawler.sitemaps.facts import FROM_RATING, holding
 from discovery_crawler.urls.normalize import twin_key
 
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
 
@@ -45,12 +47,22 @@ def cap_setting_source(settings: BaseSettings) -> str:
     return "argument"
 
 
+@dataclass
+class ScoreProgress:
+    """What the score stage accumulates, kept by the run (``run.selection``): the
+    streaming selector, the first records listed with their breakdowns, the histogram."""
+
+    selector: Selector
+    listed: CappedList
+    histogram: Counter[int] = field(default_factory=Counter)
+
+
 class ScorePipeline(BatchStage):
     """Scores each batch, writes ``score`` into each record, feeds the selector."""
 
-    def open_spider(self) -> None:
-        super().open_spider()
-        settings = self.crawler.settings
+    def __init__(self, crawler: Crawler):
+        super().__init__(crawler)
+        settings = crawler.settings
         self.rater = Rater(pillar_keywords(settings))
         opts = self.options
         self.plan = plan_selection(
@@ -61,11 +73,13 @@ class ScorePipeline(BatchStage):
             setting_cap=settings.getint("SELECTION_CAP"),
             setting_source=cap_setting_source(settings),
         )
-        self.selector = Selector(
-            self.plan, settings.getint("SELECTION_CUT_LISTED"), self.rater.keywords
+        progress = self.run.selection = ScoreProgress(
+            Selector(self.plan, settings.getint("SELECTION_CUT_LISTED"), self.rater.keywords),
+            CappedList(self.record.list_cap),  # the first URLs, with breakdowns
         )
-        self.listed = CappedList(self.record.list_cap)  # the first URLs, with breakdowns
-        self.histogram: Counter[int] = Counter()
+        self.selector = progress.selector
+        self.listed = progress.listed
+        self.histogram = progress.histogram
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, UrlBatch) or not item.records:

@@ -6,34 +6,29 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
+from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.signals import urls_expected
 from discovery_crawler.sitemaps.facts import FROM_URL, holding
-from discovery_crawler.urls.slugs import SlugAllocator, bases_many, normalized_paths
+from discovery_crawler.urls.slugs import bases_many, normalized_paths
 
 if TYPE_CHECKING:
-    from typing import Self
-
     from scrapy.crawler import Crawler
 
 
-class SlugPipeline:
+class SlugPipeline(BatchStage):
     """Assigns slugs to the records of each batch."""
 
     def __init__(self, crawler: Crawler):
-        self.crawler = crawler
-        self.allocator = SlugAllocator()
+        super().__init__(crawler)
+        self.allocator = self.run.slugs  # the run's: the slugs given so far
         crawler.signals.connect(self.urls_expected, signal=urls_expected)
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
-
     def urls_expected(self, urls: int) -> None:
-        """Size the slug table for the spider's estimate (``signals.urls_expected``)."""
+        """Size the slug table for the walk's estimate (``signals.urls_expected``)."""
         self.allocator.reserve(urls)
 
     def close_spider(self) -> None:
-        stats = self.crawler.stats
+        stats = self.stats
         stats.set_value("discovery/tables/slugs_bytes", self.allocator.nbytes)
         stats.set_value("discovery/tables/slugs_resizes", self.allocator.resizes)
 

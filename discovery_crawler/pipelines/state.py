@@ -11,11 +11,10 @@ Both are files of the out folder that follow the records as they pass, so the pr
 (``output/preview.py``, ``PREVIEW_ENABLED``) rides in the same stage: it keeps the first
 pages and rewrites ``preview.json`` after every bounded chunk.
 
-Hook for page fetchers (the BFS link spider): at ``open_spider`` the stage sets
-``spider.state`` (``output.state.RunState``); ``spider.state.is_known(url)`` is True for a
-normalized URL the previous run listed, unless ``-a refresh=SLUG`` / ``refresh_all=1`` asks
-for it again: such a page may be listed without fetching it again. ``spider.state`` is None
-when the stage is off (``STATE_ENABLED = False``).
+The state it loads is the run's (``run.state``, an ``output.state.RunState``): for page
+fetchers, ``run.state.is_known(url)`` is True for a normalized URL the previous run
+listed, unless ``-a refresh=SLUG`` / ``refresh_all=1`` asks for it again: such a page may
+be listed without fetching it again. ``run.state`` is None when ``STATE_ENABLED`` is off.
 
 Removals are judged only when the run saw everything: it did not fail, ended on its own
 (the spider went idle), no limit bound and no listed sitemap failed with a 5xx or a network
@@ -25,11 +24,10 @@ error; otherwise URLs it did not see keep their status and the summary says why.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.utils.defer import _schedule_coro
+from scrapy.utils.defer import deferred_from_coro
 
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.output.feed_lines import worked_entries
@@ -42,10 +40,12 @@ from discovery_crawler.output.preview import (
     groups_of,
 )
 from discovery_crawler.output.state import RunState, StateError, write_changes
+from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.run_record import now_iso
 from discovery_crawler.urls.normalize import UrlError, normalize, origin_of
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -61,23 +61,11 @@ def input_origin(url: str) -> str | None:
         return None
 
 
-def out_dir_of(spider: Any) -> Path:
-    """The spider's out folder (``-a out=``, default ``./discovery/<host>/``)."""
-    out = getattr(spider, "out_dir", None)
-    if out is not None:
-        return Path(out)
-    from discovery_crawler.spiders.discover import default_out_dir  # same rule as discover
-
-    options = spider.options
-    return Path(options.out) if options.out else default_out_dir(options.url)
-
-
-class StatePipeline:
+class StatePipeline(BatchStage):
     """Marks records new / known / changed; writes state.json and preview.json."""
 
     def __init__(self, crawler: Crawler):
-        self.crawler = crawler
-        self.stats = crawler.stats
+        super().__init__(crawler)
         settings = crawler.settings
         self.state_enabled = settings.getbool("STATE_ENABLED", True)
         self.preview_enabled = settings.getbool("PREVIEW_ENABLED")
@@ -87,10 +75,9 @@ class StatePipeline:
             settings.getfloat("PREVIEW_INTERVAL", 5.0),
         )
         self.list_cap = settings.getint("CRAWL_LOG_LIST_CAP", 1000)
-        self.record: Any = None
         self.state: RunState | None = None
         self.preview: PreviewWriter | None = None
-        self.out_dir: Path | None = None
+        self.out_dir: Path = self.run.out_dir
         self.idle = False  # the spider went idle after the last batch: it ends on its own
         self.site_checked = False
 
@@ -102,13 +89,7 @@ class StatePipeline:
 
     # -- open -------------------------------------------------------------------------------
     def open_spider(self) -> None:
-        spider: Any = self.crawler.spider
-        self.record = getattr(spider, "record", None)
-        options = getattr(spider, "options", None)
-        spider.state = None
-        if self.record is None or options is None:
-            return  # not one of this project's spiders: nothing to keep
-        self.out_dir = out_dir_of(spider)
+        options = self.options
         if self.state_enabled:
             try:
                 self.state = RunState.load(
@@ -121,7 +102,7 @@ class StatePipeline:
             except OSError as exc:  # could not even move a bad file aside
                 self.record.warn(f"state.json not used: {exc}")
             else:
-                spider.state = self.state
+                self.run.state = self.state
                 why = self.state.changes.started_afresh
                 if why:
                     self.record.warn(f"state.json: {why}; this run started afresh")
@@ -137,7 +118,7 @@ class StatePipeline:
 
     # -- batches ------------------------------------------------------------------------------
     def process_item(self, item: Any) -> Any:
-        if not isinstance(item, UrlBatch) or not item.records or self.record is None:
+        if not isinstance(item, UrlBatch) or not item.records:
             return item
         self.idle = False
         state = self.state
@@ -176,9 +157,12 @@ class StatePipeline:
         logger.error("refused: %s", message)
         record.failure = f"refused: {message}"
         state.abandon()
-        self.state = None
-        self.crawler.spider.state = None  # type: ignore[union-attr]
-        _schedule_coro(self.crawler.engine.close_spider_async(reason="state_origin_mismatch"))
+        self.state = self.run.state = None
+        # Scheduled, not awaited: closing waits for this very item to leave the pipeline.
+        self.closing = deferred_from_coro(
+            self.crawler.engine.close_spider_async(reason="state_origin_mismatch")
+        )
+        self.closing.addErrback(lambda failure: logger.error("could not stop: %s", failure))
 
     def _write_preview(self, status: int | None = None) -> None:
         preview, record = self.preview, self.record
@@ -196,11 +180,7 @@ class StatePipeline:
     # -- close --------------------------------------------------------------------------------
     def close_spider(self) -> None:
         record = self.record
-        if record is None:
-            return
-        finalize = getattr(self.crawler.spider, "finalize_record", None)
-        if finalize is not None:
-            finalize()  # idempotent: judges failure before the state and preview say it
+        self.run.finish()  # judges failure before the state and preview say it
         state = self.state
         if state is not None:
             self._close_state(state)
@@ -224,7 +204,7 @@ class StatePipeline:
                 not_judged_because=self._not_judged_because(),
                 upgrades=getattr(getattr(record, "seen", None), "upgrades", None),
             )
-            if self.out_dir is not None and not changes.first_run:
+            if not changes.first_run:
                 write_changes(self.out_dir, changes)
         except (OSError, StateError) as exc:
             logger.error("could not write %s: %s; the previous state is kept", state.path, exc)

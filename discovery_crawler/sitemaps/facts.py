@@ -395,7 +395,7 @@ def _speculated(
     on a first run if nothing changes its listing's outcome: kept without flags, its base
     slug free, its score as rated here ('' where that is not so). The main process checks
     each (``feed_lines.json_lines``, ``RunState.observe``) and renders the others itself."""
-    from discovery_crawler.output.state import entry_lines  # lines are off by default: lazy
+    from discovery_crawler.output.state_format import entry_lines  # lines are off by default: lazy
 
     enc = encode_basestring
     states = entry_lines(urls, bases, run, run, [lastmod or None for lastmod in lastmods], "new")

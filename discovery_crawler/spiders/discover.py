@@ -1,60 +1,36 @@
 """``discover``: from a homepage, a sitemap or a robots.txt URL to an inventory of URLs.
 
-A ``SitemapSpider`` subclass (SPEC §2). Discovery order for a homepage (SPEC §4):
-robots.txt → every sitemap it advertises → the conventional addresses not yet tried →
-child sitemaps of any index, recursively, with a visited set against cycles. A sitemap
-given as input is parsed without reading robots.txt. Every address tried becomes a
-``SitemapAttempt``. Entries leave the callback in batches (``UrlBatch``) as the document
-is parsed, so URLs flow to the feed while other sitemaps are still downloading.
+The entry point of a discovery run: it checks the ``-a`` arguments, applies the profile,
+describes the run for its owner (``extensions/run.py``), and drives the components that
+do the work — the sitemap walk (``crawling/walk.py``), the link crawl
+(``crawling/links.py``) and the verifier of listed pages (``crawling/verify.py``). Its
+callbacks only hand responses to them: a request names a spider method, which Scrapy's
+disk queues (``JOBDIR``) need.
+
+Modes (SPEC §3): ``sitemap`` walks sitemaps only; ``auto`` too, and falls back to a BFS
+link crawl from the homepage when no sitemap yielded a page of the site (decided when the
+walk is idle, so every batch has been through the pipelines); ``links`` crawls links only;
+``union`` does both: sitemap URLs enter the crawl at depth 1 (``pipelines/union.py``)
+while links are followed from the homepage. ``-a verify=1`` also fetches the listed pages.
+
+A ``SitemapSpider`` because SPEC §2 names it the base of this spider; it uses none of its
+machinery (its own parser, batches instead of one item per ``<loc>``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import re
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapy import Request, signals
+from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.spiders import SitemapSpider
-from scrapy.utils.reactor import is_asyncio_reactor_installed
-from scrapy.utils.sitemap import sitemap_urls_from_robots
 
-from discovery_crawler.arguments import ArgumentError, RunOptions
-from discovery_crawler.crawling.links import (
-    LinkCrawler,
-    check_budget_limits,
-    crawl_settings,
-    unify_site_origin,
-)
-from discovery_crawler.crawling.verify import (
-    ListedPageVerifier,
-    verify_method,
-    verify_settings,
-)
-from discovery_crawler.items import UrlBatch
-from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME
-from discovery_crawler.profiles import available_profiles, load_profile
-from discovery_crawler.run_record import RunRecord
-from discovery_crawler.selection.paths import pillar_keywords
-from discovery_crawler.signals import urls_expected
-from discovery_crawler.sitemaps.attempts import SitemapAttempt, SitemapListing, content_preference
-from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
-from discovery_crawler.sitemaps.expected import ExpectedUrls
-from discovery_crawler.sitemaps.facts import RunContext, split_column
-from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
-from discovery_crawler.sitemaps.worker import ParseWorker, WorkerFailed
-from discovery_crawler.urls.normalize import (
-    HOST_FIRST,
-    OriginCache,
-    UrlError,
-    host_first,
-    host_of,
-    origin_of,
-    resolve_location,
-)
+from discovery_crawler.crawling.links import LinkCrawl, crawl_settings
+from discovery_crawler.crawling.verify import ListedPageVerifier, verify_method
+from discovery_crawler.crawling.walk import SitemapWalk
+from discovery_crawler.extensions.run import run_mode, unify_site_origin
+from discovery_crawler.spiders.base import RunEntry, check_feed_formats
+from discovery_crawler.urls.normalize import UrlError, origin_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -64,14 +40,8 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-logger = logging.getLogger(__name__)
-
-FEED_FORMATS = ("jsonl", "jsonlines", "json", "csv")
-_NO_LOCATION = "entry without a location"
-_ROBOTS_PRIORITY = 1000
-_SITEMAP_PRIORITY = 100
+# The settings the crawl log records (HOST_INTERVAL as a float, the others as ints).
 _SETTINGS_IN_LOG = (
-    "HOST_INTERVAL",
     "SITEMAP_CONCURRENCY",
     "SITEMAP_MAX_DOCUMENTS",
     "SITEMAP_MAX_URLS",
@@ -81,75 +51,26 @@ _SETTINGS_IN_LOG = (
 )
 
 
-def check_feed_formats(feeds: dict[str, Any]) -> None:
-    """Refuse feed formats that would not write one record per URL."""
-    for uri, options in feeds.items():
-        fmt = (options or {}).get("format")
-        if fmt and fmt not in FEED_FORMATS:
-            raise ArgumentError(
-                "-O/-o", f"{uri}: format {fmt!r} is not supported; use .jsonl, .json or .csv"
-            )
-
-
-def default_out_dir(url: str) -> Path:
-    host = re.sub(r"[^A-Za-z0-9._-]", "_", host_of(url)) or "site"
-    return Path("discovery") / host
-
-
-def describe_failure(failure: Failure) -> str:
-    """A network error in words (DNS, refused, timeout, ...)."""
-    exc = failure.value
-    name = type(exc).__name__
-    text = str(exc).strip() or name
-    if "DNS" in name or "lookup" in text.lower():
-        return f"DNS lookup failed: {text}"
-    if "Timeout" in name or "timed out" in text.lower():
-        return f"timeout: {text}"
-    if "Refused" in name:
-        return f"connection refused: {text}"
-    return f"{name}: {text}"
-
-
-class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
+class DiscoverSpider(RunEntry, SitemapSpider):
     """Discover a site's URLs from robots.txt, sitemaps and links; write an explained
-    inventory.
-
-    Modes (SPEC §3): ``sitemap`` walks sitemaps only; ``auto`` too, and falls back to a
-    BFS link crawl from the homepage when no sitemap yielded a page of the site (a URL of
-    kind page or paginated: a sitemap listing only files or feeds does not count; decided
-    when the walk is idle, so every batch has been through the pipelines); ``links``
-    crawls links only; ``union`` does both: sitemap URLs enter the crawl at depth 1
-    (``pipelines/union.py``) while links are followed from the homepage, and each URL is
-    marked ``sitemap_only`` (listed, never linked) or ``links_only`` (linked, in no
-    sitemap). The link crawl is ``crawling.links.LinkCrawler``, shared with ``links``.
-    ``-a verify=1`` also fetches the listed pages (``crawling.verify.ListedPageVerifier``).
-    """
+    inventory."""
 
     name = "discover"
+    settings_in_log: ClassVar[dict[str, str]] = {
+        "HOST_INTERVAL": "getfloat",
+        **dict.fromkeys(_SETTINGS_IN_LOG, "getint"),
+    }
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__()
-        self.options = RunOptions.from_arguments(kwargs, available_profiles())
-        self.origins = OriginCache()
-        self.origin_rewrites = self.origins.rewrite
-        self.out_dir = (
-            Path(self.options.out) if self.options.out else default_out_dir(self.options.url)
-        )
-        self.crawl_log_path = self.out_dir / CRAWL_LOG_NAME
-        self._visited: set[str] = set()
-        self.documents_scheduled = 0
-        self.documents_skipped = 0
-        self._parse_slots: asyncio.Semaphore | None = None
-        self._worker: ParseWorker | None = None
-        self._worker_failure_said = False
+        self.arguments = kwargs
+        self.options = self.parse_options(kwargs)
         self._fell_back = False
-        check_budget_limits(self.options, load_profile(self.options.profile))
 
-    @staticmethod
-    def validate_arguments(spargs: dict[str, Any], settings: Any) -> None:
+    @classmethod
+    def validate_arguments(cls, spargs: dict[str, Any], settings: Any) -> None:
         """Check ``-a`` arguments and feed formats before a crawler is built."""
-        options = RunOptions.from_arguments(spargs, available_profiles())
-        check_budget_limits(options, load_profile(options.profile))
+        options = cls.parse_options(dict(spargs))
         check_feed_formats(settings.getdict("FEEDS"))
         if options.verify:
             verify_method(settings)
@@ -158,604 +79,129 @@ class DiscoverSpider(LinkCrawler, ListedPageVerifier, SitemapSpider):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._configure(crawler)
+        crawler.signals.connect(spider._wire, signal=signals.spider_opened)
         crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
         return spider
 
     # -- set-up -----------------------------------------------------------------------
     def _configure(self, crawler: Crawler) -> None:
+        """Settings, before they are frozen: the profile, the mode's scheduling."""
         settings = crawler.settings
-        self.mode = self.options.mode
-        if not settings.frozen:
-            settings.setdict(load_profile(self.options.profile), priority="spider")
-            if self.mode == "auto":  # a profile may ask for another mode (polite: union)
-                self.mode = settings.get("DISCOVERY_MODE", "auto")
-            settings.set(
-                "CONCURRENT_REQUESTS_PER_DOMAIN",
-                settings.getint("SITEMAP_CONCURRENCY"),
-                priority="spider",
-            )
-            if self.mode == "union":
-                pipelines = settings.getdict("ITEM_PIPELINES")
-                pipelines["discovery_crawler.pipelines.union.UnionPipeline"] = 150
-                settings.set("ITEM_PIPELINES", pipelines, priority="spider")
-            if self.options.verify:
-                verify_settings(settings, union=self.mode == "union")
-            if self.mode != "sitemap":
-                crawl_settings(settings)
-        elif self.mode == "auto":
-            self.mode = settings.get("DISCOVERY_MODE", "auto")
-        check_feed_formats(settings.getdict("FEEDS"))
-        self.batch_size = max(1, settings.getint("DISCOVERY_BATCH_SIZE"))
-        self.max_documents = settings.getint("SITEMAP_MAX_DOCUMENTS")
-        self.max_urls = settings.getint("SITEMAP_MAX_URLS")
-        self.max_depth = settings.getint("SITEMAP_MAX_DEPTH")
-        self.max_bytes = settings.getint("SITEMAP_MAX_BYTES")
-        reserve = settings.getint("INVENTORY_RESERVE_URLS")
-        self.expected = ExpectedUrls(min(reserve, self.max_urls) if self.max_urls else reserve)
-        self.parse_concurrency = max(1, settings.getint("SITEMAP_PARSE_CONCURRENCY"))
-        self.pillar_keywords = pillar_keywords(settings)
-        self.worker_min_bytes = (
-            max(1, settings.getint("SITEMAP_WORKER_MIN_BYTES"))
-            if settings.getbool("SITEMAP_PARSE_WORKER") and is_asyncio_reactor_installed()
-            else 0
+        self.apply_profile(self.options, settings)
+        self.mode = run_mode(self.options, settings)  # a profile may pick it (polite: union)
+        settings.set(
+            "CONCURRENT_REQUESTS_PER_DOMAIN",
+            settings.getint("SITEMAP_CONCURRENCY"),
+            priority="spider",
         )
-        self.worker_lines = settings.getbool("SITEMAP_WORKER_LINES")
-        self.worker_early = settings.getbool("SITEMAP_WORKER_EARLY")
-        self.conventional_paths = settings.getlist("SITEMAP_CONVENTIONAL_PATHS")
-        recorded: dict[str, Any] = {"HOST_INTERVAL": settings.getfloat("HOST_INTERVAL")}
-        recorded.update((name, settings.getint(name)) for name in _SETTINGS_IN_LOG[1:])
-        self.record = RunRecord(self.options, recorded, settings.getint("CRAWL_LOG_LIST_CAP"))
+        if self.mode != "sitemap":
+            crawl_settings(settings)
+        check_feed_formats(settings.getdict("FEEDS"))
+        self.describe_run(self.arguments, self.mode)
+
+    def _wire(self) -> None:
+        """Once the run exists (extensions are built before the spider opens): the
+        components this spider drives, and which of them the stages may call."""
+        run, crawler = self.run, self.crawler
+        union = self.mode == "union"
         if self.mode != self.options.mode:
-            self.record.note(f"profile {self.options.profile} runs mode={self.mode}")
-        self.setup_link_crawl(settings, union=self.mode == "union")
-        self.setup_verify(settings, union=self.mode == "union")
+            run.record.note(f"profile {self.options.profile} runs mode={self.mode}")
+        self.walk = SitemapWalk(
+            crawler,
+            run,
+            on_robots=self.parse_robots,
+            on_robots_failure=self.robots_failed,
+            on_sitemap=self.parse_sitemap,
+            on_sitemap_failure=self.sitemap_failed,
+        )
+        self.links = run.links = LinkCrawl(
+            crawler, run, on_page=self.parse_page, on_page_failure=self.page_failed, union=union
+        )
+        if self.options.verify:
+            run.verifier = ListedPageVerifier(
+                crawler,
+                run,
+                self.links,
+                on_answer=self.verify_answer,
+                on_failure=self.verify_failed,
+                union=union,
+            )
 
     # -- start --------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Any]:
-        opts = self.options
+        run, walk, links = self.run, self.walk, self.links
         try:
-            start = self.origins.normalize(opts.url)
+            start = run.origins.normalize(self.options.url)
         except UrlError as exc:
-            self.record.failure = f"start URL unusable: {exc}"
+            run.record.failure = f"start URL unusable: {exc}"
             return
-        if self.worker_early and self.worker_min_bytes and self.mode != "links":
-            self._start_worker()  # its start-up overlaps robots.txt and the first sitemaps
         if self.mode == "links":
-            self.record.site_origin = origin_of(start)
-            self._unify_site_origin(self.record.site_origin)
-            yield self.seed_request(self._seed_url(start))
+            run.name_site(origin_of(start))
+            yield links.seed_request(links.seed_for(start))
             return
-        if opts.input_kind == "sitemap":
-            self._unify_site_origin(origin_of(start))
-            request = self._sitemap_request(start, "input", None, 0)
+        walk.start_worker_early()
+        if self.options.input_kind == "sitemap":
+            # The site is the host of the sitemap's first URL (the normalize stage names it).
+            unify_site_origin(run.origins, origin_of(start))
+            request = walk.input_request(start)
             if request is not None:
                 yield request
             return
-        self.record.site_origin = origin_of(start)
-        self._unify_site_origin(self.record.site_origin)
+        run.name_site(origin_of(start))
         if self.mode == "union":
-            yield self.seed_request(self._seed_url(start))
-        robots_url = (
-            start if opts.input_kind == "robots" else self.record.site_origin + "/robots.txt"
+            yield links.seed_request(links.seed_for(start))
+        site = run.record.site_origin
+        yield walk.robots_request(
+            start if self.options.input_kind == "robots" else f"{site}/robots.txt"
         )
-        self.record.robots = {"url": robots_url, "fetched": False}
-        yield Request(
-            robots_url,
-            callback=self.parse_robots,
-            errback=self.robots_failed,
-            dont_filter=True,
-            priority=_ROBOTS_PRIORITY,
-            meta={"handle_httpstatus_all": True},
-        )
-
-    def _unify_site_origin(self, origin: str) -> None:
-        """Make every spelling of the site's origin the one actually fetched (SPEC §4
-        scheme reconciliation, §5 rule 8 www vs bare; see ``unify_site_origin``)."""
-        unify_site_origin(self.origins, origin)
-
-    def _seed_url(self, start: str) -> str:
-        """The link crawl starts at the homepage given, or at the site's root."""
-        if self.options.input_kind == "homepage":
-            return start
-        seed = (self.record.site_origin or origin_of(start)) + "/"
-        self.record.note(f"{self.options.url} is not a page; the link crawl started at {seed}")
-        return seed
 
     def spider_idle(self) -> None:
         """``auto``: when the sitemap walk is over and listed no page of the site, crawl
         links from the homepage instead (SPEC §4 step 4)."""
-        record = self.record
-        pages = record.kinds["page"] + record.kinds["paginated"]
+        record = self.run.record
         if (
             self.mode != "auto"
             or self._fell_back
             or self.options.input_kind == "sitemap"
             or record.failure
-            or pages
             or not record.site_origin
         ):
             return
-        robots = record.robots or {}
-        if robots.get("status") is None and all(a.status is None for a in record.attempts.values()):
-            return  # nothing answered: the site is unreachable, not sitemap-less
+        why = self.walk.found_no_page()
+        if why is None:
+            return
         self._fell_back = True
-        seed = self._seed_url(self.origins.normalize(self.options.url))
-        listed = record.counts["unique"]
-        if listed:
-            kinds = ", ".join(f"{n:,} {kind}" for kind, n in record.kinds.items() if n)
-            why = f"the sitemaps listed {listed:,} URL(s) of the site but no page ({kinds})"
-        else:
-            why = "no sitemap yielded a URL of the site"
+        seed = self.links.seed_for(self.run.origins.normalize(self.options.url))
         record.note(f"{why}; fell back to a BFS link crawl from {seed}")
         self.crawler.stats.set_value("discovery/fallback", "links")
-        self.crawler.engine.crawl(self.seed_request(seed))
+        self.crawler.engine.crawl(self.links.seed_request(seed))
         raise DontCloseSpider
 
-    def site_found(self, origin: str) -> None:
-        """Called when the first URL of a sitemap given as input names the site."""
-        self.record.note(f"site taken from the sitemap's first URL: {origin}")
-        self._unify_site_origin(origin)
+    # -- callbacks: each hands its response to the component that asked -----------------
+    def parse_robots(self, response: Response) -> Iterator[Any]:
+        return self.walk.parse_robots(response)
 
-    # -- robots.txt ---------------------------------------------------------------------
-    def parse_robots(self, response: Response) -> Iterator[Request]:
-        robots = self.record.robots
-        assert robots is not None
-        robots.update(status=response.status, final_url=response.url)
-        self._follow_redirected_origin(response.url)
-        sitemaps: list[str] = []
-        if 200 <= response.status < 300:
-            body = response.body
-            robots["bytes"] = len(body)
-            head = body[:512].lstrip().lower()
-            if head.startswith((b"<!doctype html", b"<html")):
-                robots["fetched"] = True
-                robots["error"] = "served an HTML page, not a robots.txt"
-            else:
-                robots["fetched"] = True
-                sitemaps = list(
-                    dict.fromkeys(sitemap_urls_from_robots(body, base_url=response.url))
-                )
-        elif 400 <= response.status < 500:
-            robots["error"] = f"HTTP {response.status}: no robots.txt (allow all)"
-        else:
-            robots["error"] = f"HTTP {response.status}: robots.txt unavailable"
-        robots["sitemaps"] = sitemaps
-        self.crawler.stats.set_value("discovery/robots/status", response.status)
-        for url in sitemaps:
-            request = self._sitemap_request(url, "robots", response.url, 0)
-            if request is not None:
-                yield request
-        yield from self._conventional_requests()
+    def robots_failed(self, failure: Failure) -> Iterator[Any]:
+        return self.walk.robots_failed(failure)
 
-    def robots_failed(self, failure: Failure) -> Iterator[Request]:
-        robots = self.record.robots
-        assert robots is not None
-        robots.update(status=None, error=describe_failure(failure), sitemaps=[])
-        yield from self._conventional_requests()
-
-    def _follow_redirected_origin(self, final_url: str) -> None:
-        """robots.txt redirected (http→https, bare→www): the site lives at the new origin."""
-        try:
-            final_origin = self.origins.normalize(final_url)
-        except UrlError:
-            return
-        final_origin = origin_of(final_origin)
-        site = self.record.site_origin
-        if site and final_origin != site:
-            self.record.note(
-                f"robots.txt redirected from {site} to {final_origin}; using {final_origin}"
-            )
-            self.origin_rewrites[site] = final_origin
-            self.record.site_origin = final_origin
-            self._unify_site_origin(final_origin)
-
-    def _conventional_requests(self) -> Iterator[Request]:
-        """Every conventional address not yet tried, at once: generators name their
-        sitemaps differently and a site may have several (an old ``/sitemap.xml`` beside
-        a plugin's ``/sitemap/sitemap-index.xml``); the visited set drops repeats. A
-        homepage under a path (a project site, ``https://user.github.io/project/``) has
-        its own folder's addresses tried first."""
-        for base in self._conventional_bases():
-            for path in self.conventional_paths:
-                request = self._sitemap_request(base + path, "conventional", None, 0)
-                if request is not None:
-                    yield request
-
-    def _conventional_bases(self) -> list[str]:
-        """The homepage's folder (when it is not the root), then the site's root."""
-        site = self.record.site_origin
-        assert site is not None
-        bases = [site]
-        if self.options.input_kind == "homepage":
-            try:
-                start = self.origins.normalize(self.options.url)
-            except UrlError:
-                return bases
-            folder = start[len(origin_of(start)) :].rpartition("/")[0]
-            if folder:
-                bases.insert(0, site + folder)
-        return bases
-
-    # -- sitemaps -----------------------------------------------------------------------
-    def _sitemap_request(
-        self, url: str, source: str, parent: str | None, depth: int, note: str | None = None
-    ) -> Request | None:
-        """A request for a sitemap address, or None when it was tried or is skipped."""
-        record = self.record
-        try:
-            url = self.origins.normalize(url)
-        except UrlError as exc:
-            record.malformed.append({"raw": url[:500], "reason": exc.reason, "sitemap": parent})
-            record.counts["malformed"] += 1
-            return None
-        if url in self._visited:
-            if source == "index":
-                record.counts["sitemaps_repeated"] += 1  # a cycle or a repeated child
-            return None
-        self._visited.add(url)
-        if self.max_depth and depth > self.max_depth:
-            record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "depth"})
-            record.limit_bound("SITEMAP_MAX_DEPTH", value=self.max_depth)
-            record.warn(
-                f"sitemaps nested more than {self.max_depth} index level(s) deep were not "
-                "followed (SITEMAP_MAX_DEPTH)"
-            )
-            return None
-        if self.max_documents and self.documents_scheduled >= self.max_documents:
-            record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "documents"})
-            self.documents_skipped += 1
-            record.limit_bound(
-                "SITEMAP_MAX_DOCUMENTS",
-                value=self.max_documents,
-                kept=self.documents_scheduled,
-                skipped=self.documents_skipped,
-                seen=self.documents_scheduled + self.documents_skipped,
-            )
-            return None
-        if self._url_limit_reached():
-            record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "urls"})
-            return None
-        site = record.site_origin
-        if source == "index" and site and parent:
-            origin = origin_of(url)
-            if origin != site and origin != origin_of(parent):
-                attempt = SitemapAttempt(url, source, parent, depth, note=note)
-                attempt.error = f"on another host ({origin}); the protocol forbids it, not fetched"
-                record.attempts[url] = attempt
-                return None
-        attempt = SitemapAttempt(url, source, parent, depth, note=note)
-        record.attempts[url] = attempt
-        record.sitemaps_pending += 1
-        self.documents_scheduled += 1
-        return Request(
-            url,
-            callback=self._parse_sitemap,
-            errback=self.sitemap_failed,
-            dont_filter=True,
-            priority=_SITEMAP_PRIORITY + content_preference(url),
-            meta={
-                "attempt": attempt,
-                "handle_httpstatus_all": True,
-                # SPEC §4: a sitemap given as input is read without robots.txt; the rest
-                # obey the site's robots policy (RobotsPolicyMiddleware).
-                "dont_obey_robots": self.options.input_kind == "sitemap",
-            },
-        )
-
-    def _url_limit_reached(self) -> bool:
-        return bool(self.max_urls) and self.record.counts["unique"] >= self.max_urls
-
-    def _done(self, attempt: SitemapAttempt) -> None:
-        record = self.record
-        record.sitemaps_pending -= 1
-        record.sitemaps_done += 1
-        stats = self.crawler.stats
-        stats.inc_value("discovery/sitemaps/ok" if attempt.ok else "discovery/sitemaps/failed")
+    async def parse_sitemap(self, response: Response) -> AsyncIterator[Any]:
+        async for output in self.walk.parse(response):
+            yield output
 
     def sitemap_failed(self, failure: Failure) -> None:
-        request = getattr(failure, "request", None)
-        attempt = request.meta.get("attempt") if request is not None else None
-        if attempt is None:
-            logger.error("sitemap request failed: %s", failure.getErrorMessage())
-            return
-        attempt.error = describe_failure(failure)
-        self._done(attempt)
+        self.walk.failed(failure)
 
-    async def _parse_sitemap(self, response: Response) -> AsyncIterator[Any]:
-        attempt: SitemapAttempt = response.meta["attempt"]
-        # Parse a few documents at a time, each to the end: Scrapy would otherwise
-        # interleave every downloaded document's generator, and each holds a window of
-        # inflated XML (measured: 20 concurrent parses took peak RSS from ~150 to ~265 MB
-        # on a 1M-URL walk). Waiting responses keep counting towards Scrapy's
-        # SCRAPER_SLOT_MAX_ACTIVE_SIZE, which holds back further downloads.
-        if self._parse_slots is None:
-            self._parse_slots = asyncio.Semaphore(self.parse_concurrency)
-        try:
-            async with self._parse_slots:
-                if not self._parsable(response, attempt):
-                    return
-                if self._use_worker(response):
-                    async for output in self._parse_in_worker(response, attempt):
-                        yield output
-                else:
-                    for output in self._parse_document(response, attempt):
-                        yield output
-        finally:
-            self._done(attempt)
+    def parse_page(self, response: Response) -> Iterator[Any]:
+        return self.links.parse_page(response)
 
-    def _parsable(self, response: Response, attempt: SitemapAttempt) -> bool:
-        attempt.status = response.status
-        if response.status >= 400 or response.status < 200:
-            attempt.error = f"HTTP {response.status}"
-            return False
-        if self._url_limit_reached():
-            attempt.error = f"not parsed: SITEMAP_MAX_URLS ({self.max_urls:,}) already reached"
-            self.record.skipped_sitemaps.append(
-                {"url": attempt.url, "parent": attempt.parent, "reason": "urls"}
-            )
-            return False
-        return True
+    def page_failed(self, failure: Failure) -> Iterator[Any]:
+        return self.links.page_failed(failure)
 
-    def _use_worker(self, response: Response) -> bool:
-        """Big documents parse in the sitemap worker (``sitemaps/worker.py``), started on
-        the first one; a worker that failed is not used again."""
-        if not self.worker_min_bytes or len(response.body) < self.worker_min_bytes:
-            return False
-        worker = self._worker if self._worker is not None else self._start_worker()
-        return worker.broken is None
+    def verify_answer(self, response: Response) -> Iterator[Any]:
+        return self.run.verifier.verify_answer(response)
 
-    def _start_worker(self) -> ParseWorker:
-        self._worker = worker = ParseWorker()
-        try:
-            worker.start()
-        except (OSError, ValueError, RuntimeError) as exc:  # ValueError: no pass_fds
-            worker.broken = f"could not start: {exc}"
-            self._worker_failed(worker.broken)
-        else:
-            self.crawler.stats.set_value("discovery/sitemaps/worker_started", True)
-        return worker
+    def verify_failed(self, failure: Failure) -> Iterator[Any]:
+        return self.run.verifier.verify_failed(failure)
 
-    def _worker_failed(self, why: str) -> None:
-        """Said once, however many documents were in flight (each re-parses in-process)."""
-        if self._worker_failure_said:
-            return
-        self._worker_failure_said = True
-        self.crawler.stats.inc_value("discovery/sitemaps/worker_failed")
-        self.record.note(f"sitemap worker: {why}; parsing in-process instead")
-        logger.error("sitemap worker: %s; parsing in-process instead", why)
-
-    def _first_run(self) -> int:
-        """The run's number if no previous run's state is loaded (every URL is new), else 0."""
-        state = getattr(self, "state", None)
-        return state.changes.run if state is not None and state.table is None else 0
-
-    async def _parse_in_worker(
-        self, response: Response, attempt: SitemapAttempt
-    ) -> AsyncIterator[Any]:
-        assert self._worker is not None
-        self.crawler.stats.inc_value("discovery/sitemaps/worker_documents")
-        base = response.url
-        sent = 0  # entries yielded: an in-process re-parse skips them
-        listing = SitemapListing()
-        try:
-            version = self.origins.version  # the rewrites the worker is sent
-            context = RunContext(
-                rewrite=tuple(sorted(self.origins.rewrite.items())),
-                keywords=self.pillar_keywords,
-                site=self.record.site_origin,
-                include_paths=self.options.include_paths,
-                exclude_paths=self.options.exclude_paths,
-                first_run=self._first_run() if self.worker_lines else 0,
-            )
-            async for kind, payload in self._worker.parse(
-                response.body, base, self.max_bytes, self.batch_size, context
-            ):
-                if kind == "batches":
-                    for batch in payload:
-                        sent += batch.n
-                        if listing.possible is not False and batch.n:
-                            urls = batch.urls
-                            if urls.__class__ is str:
-                                first = urls[: urls.find("\x00")] if batch.n > 1 else urls
-                            else:
-                                first = urls[0]
-                            if listing.admits(first):
-                                listing.see(split_column(urls, batch.n))
-                        yield UrlBatch(
-                            "sitemap",
-                            base,
-                            columns=batch,
-                            normalized=version,
-                            decided_for=context.site,
-                        )
-                    continue
-                result, too_large, rewritten = payload
-                for raw, to in rewritten.items():
-                    if len(self.origins.rewritten) < 100:
-                        self.origins.rewritten.setdefault(raw, to)
-                for output in self._finish_document(response, attempt, result, too_large, listing):
-                    yield output
-        except WorkerFailed as exc:
-            self._worker_failed(str(exc))
-            for output in self._parse_document(response, attempt, skip=sent, listing=listing):
-                yield output
-
-    def _parse_document(
-        self,
-        response: Response,
-        attempt: SitemapAttempt,
-        skip: int = 0,
-        listing: SitemapListing | None = None,
-    ) -> Iterator[Any]:
-        base = response.url
-        result = ParseResult()
-        body = SitemapBody(response.body, self.max_bytes)
-        too_large = None
-        if listing is None:
-            listing = SitemapListing()
-        try:
-            for entries in iter_sitemap_batches(body, result, self.batch_size, url=base):
-                if skip:  # already yielded by a worker that died
-                    cut = min(skip, len(entries))
-                    skip -= cut
-                    entries = entries[cut:]
-                    if not entries:
-                        continue
-                # per batch: one endswith on a urlset that is not a list of sitemaps
-                if listing.possible is not False and listing.admits(entries[0][0]):
-                    listing.see([e[0] for e in entries])
-                yield UrlBatch("sitemap", base, entries)
-        except SitemapTooLarge as exc:
-            too_large = str(exc)
-        yield from self._finish_document(response, attempt, result, too_large, listing)
-
-    def _finish_document(
-        self,
-        response: Response,
-        attempt: SitemapAttempt,
-        result: ParseResult,
-        too_large: str | None,
-        listing: SitemapListing,
-    ) -> Iterator[Any]:
-        base = response.url
-        record = self.record
-        if too_large is not None:
-            attempt.error = (
-                f"refused: {too_large} (SITEMAP_MAX_BYTES); "
-                "a decompression bomb or an oversized sitemap"
-            )
-            self.crawler.stats.inc_value("discovery/sitemaps/too_large")
-        self._fill_attempt(attempt, result, response)
-        children = result.children
-        index_urlset = bool(listing.possible and result.format == "urlset" and too_large is None)
-        self._expect(0 if index_urlset else result.urls)
-        if result.malformed_count:
-            record.malformed.add_counted(
-                {_NO_LOCATION: result.malformed_count},
-                [{"raw": raw, "reason": _NO_LOCATION, "sitemap": base} for raw in result.malformed],
-            )
-            record.counts["malformed"] += result.malformed_count
-        if result.repairs:
-            examples = [{**example, "sitemap": base} for example in result.repair_examples]
-            record.repaired.add_counted(result.repairs, examples)
-        if index_urlset:
-            # An index written as a urlset (every location a .xml/.xml.gz): its locations
-            # are tried as child sitemaps; they stay in the inventory's counts as listed.
-            children = listing.locations
-            attempt.index = True
-            attempt.sitemaps = len(children)
-            attempt.note = (
-                f"a <urlset> whose {len(children):,} location(s) are all sitemap documents "
-                "(.xml, .xml.gz): read as an index, its locations tried as child sitemaps"
-            )
-            self.crawler.stats.inc_value("discovery/sitemaps/urlset_as_index")
-        if index_urlset:  # their locations were read (and any repair counted) as pages
-            note = "listed by a <urlset> of sitemap documents"
-            yield from self._child_requests(children, base, attempt.depth + 1, note, False)
-        else:
-            yield from self._child_requests(children, base, attempt.depth + 1)
-
-    def _expect(self, urls: int) -> None:
-        """Tell the per-URL tables how many URLs the walk will list (``signals``)."""
-        # This document is still pending: it is counted done when its parse ends.
-        estimate = self.expected.urlset_read(urls, self.record.sitemaps_pending - 1)
-        if estimate is not None:
-            self.crawler.stats.set_value("discovery/urls_expected", estimate)
-            self.crawler.signals.send_catch_log(urls_expected, urls=estimate)
-
-    def _fill_attempt(
-        self, attempt: SitemapAttempt, result: ParseResult, response: Response
-    ) -> None:
-        attempt.format = result.format
-        attempt.urls = result.urls
-        attempt.sitemaps = result.sitemaps
-        attempt.index = result.sitemaps > 0
-        attempt.gzipped = result.gzipped
-        attempt.bytes = result.decompressed_bytes
-        attempt.malformed = result.malformed_count
-        attempt.problem = result.problem
-        attempt.ok = (result.urls + result.sitemaps) > 0 and attempt.error is None
-        if attempt.error is None and not attempt.ok:
-            ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
-            if result.format == "html":
-                attempt.error = f"served an HTML page, not a sitemap ({ctype or 'no Content-Type'})"
-            elif result.format == "empty":
-                attempt.error = "empty body"
-            else:
-                attempt.error = f"no <loc> entries (parsed as {result.format})"
-        if result.problem:
-            self.crawler.stats.inc_value("discovery/sitemaps/recovered")
-
-    def _child_requests(
-        self,
-        children: list[str],
-        base: str,
-        depth: int,
-        note: str | None = None,
-        count_repairs: bool = True,
-    ) -> Iterator[Request]:
-        if not children:
-            return
-        resolved = []
-        for raw in children:
-            try:
-                url = resolve_location(raw, base)
-            except UrlError as exc:
-                self.record.malformed.append(
-                    {"raw": raw[:500], "reason": exc.reason, "sitemap": base}
-                )
-                self.record.counts["malformed"] += 1
-                continue
-            stripped = raw.strip()
-            if (
-                count_repairs
-                and not stripped.startswith(("https://", "http://"))
-                and host_first(stripped, base)
-            ):
-                self.record.repaired.append(
-                    {"raw": raw[:500], "url": url, "reason": HOST_FIRST, "sitemap": base}
-                )
-            resolved.append(url)
-        if self.max_documents:  # a limit may bind: admit content-like sitemaps first
-            resolved.sort(key=content_preference, reverse=True)
-        for url in resolved:
-            request = self._sitemap_request(url, "index", base, depth, note)
-            if request is not None:
-                yield request
-
-    # -- end of run ---------------------------------------------------------------------
     def closed(self, reason: str) -> None:
-        if self._worker is not None:
-            self._worker.close()
-
-    def finalize_record(self, reason: str | None = None) -> None:
-        """Judge the run once everything is in: did discovery do its job? (idempotent)"""
-        record = self.record
-        if not record.start_judging(reason):
-            return
-        if record.failure:
-            self.crawler.stats.set_value("discovery/failed", record.failure)
-            return
-        self.verify_finish()
-        attempts = list(record.attempts.values())
-        fetched = [a for a in attempts if a.status is not None]
-        robots = record.robots or {}
-        pages = self.link_crawl.fetched
-        if not fetched and (robots.get("status") is None) and not pages:
-            refusals = [r.get("reason") for r in self.link_crawl.refusals.items]
-            errors = [a.error for a in attempts if a.error] or [robots.get("error"), *refusals]
-            errors = [e for e in errors if e]
-            record.failure = f"site unreachable: {errors[0] if errors else 'no response'}"
-        elif self.mode != "links" and not record.attempts_ok():
-            record.warn("no sitemap yielded any URL (see discovery.sitemap_attempts for why)")
-        if record.failure:
-            self.crawler.stats.set_value("discovery/failed", record.failure)
-        for raw, to in self.origins.rewritten.items():
-            why = "www vs bare host" if raw.split("://")[1] != to.split("://")[1] else "scheme"
-            record.note(
-                f"URLs on {raw} were rewritten to {to} ({why}; the form fetched or passed wins)"
-            )
-        if record.other_hosts:
-            for sitemap, hosts in record.other_hosts_by_sitemap.items():
-                for origin, count in hosts.most_common(3):
-                    record.warn(f"{sitemap}: {count:,} URLs on {origin}, not this site")
+        self.walk.close()

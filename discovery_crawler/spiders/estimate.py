@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy import Request, Spider
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 
-from discovery_crawler.arguments import ArgumentError, input_kind, validate_url
+from discovery_crawler.arguments import ArgumentError, default_out_dir, input_kind, validate_url
 from discovery_crawler.estimate import (
     Languages,
     expected_seconds,
@@ -36,13 +36,12 @@ from discovery_crawler.estimate import (
     url_range,
     verify_seconds,
 )
-from discovery_crawler.middlewares.robots import describe_exception
 from discovery_crawler.profiles import available_profiles, load_profile
-from discovery_crawler.robots import origin_of
+from discovery_crawler.refusals import describe_exception
+from discovery_crawler.robots import request_origin
 from discovery_crawler.run_record import now_iso
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
-from discovery_crawler.spiders.discover import default_out_dir
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -107,7 +106,7 @@ class EstimateSpider(Spider):
         self.url = self.options["url"]
         self.out_dir = Path(self.options.get("out") or default_out_dir(self.url))
         self.estimate_path = self.out_dir / ESTIMATE_FILE
-        self.origin = origin_of(self.url)
+        self.origin = request_origin(self.url)
         self.robots: dict[str, Any] = {}
         self.answers: list[tuple[str, int | None, str | None]] = []
         self.attempts: list[dict[str, Any]] = []

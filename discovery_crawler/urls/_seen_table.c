@@ -157,10 +157,158 @@ rehash(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The slots of a table that keeps values beside its slots (output/state_previous.py):
+ * every key's fingerprint and home slot first, each home slot's cache line asked for, as
+ * add_many does. Returns 0, or -1 with an exception set. */
+static int
+homes_of(PyObject *keys, const int64_t *slots, Py_ssize_t size, int64_t *fps, Py_ssize_t *homes)
+{
+    Py_ssize_t n = PyList_GET_SIZE(keys);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        Py_hash_t h = PyObject_Hash(PyList_GET_ITEM(keys, j));
+        if (h == -1 && PyErr_Occurred())
+            return -1;
+        fps[j] = h ? (int64_t)h : 1;
+        homes[j] = home_slot(fps[j], size);
+#if defined(__GNUC__)
+        __builtin_prefetch(&slots[homes[j]], 0, 1);
+#endif
+    }
+    return 0;
+}
+
+/* slots_of(slots, size, keys, out): appends to `out` the slot each key's fingerprint
+ * occupies, or -1 where it is absent. */
+static PyObject *
+slots_of(PyObject *module, PyObject *args)
+{
+    PyObject *table, *keys, *out;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "OnO!O!:slots_of", &table, &size, &PyList_Type, &keys,
+                          &PyList_Type, &out))
+        return NULL;
+    Py_buffer view;
+    if (table_buffer(table, &view, size) < 0)
+        return NULL;
+    const int64_t *slots = (const int64_t *)view.buf;
+    Py_ssize_t n = PyList_GET_SIZE(keys);
+    int64_t *fps = PyMem_Malloc(sizeof(int64_t) * (n > 0 ? n : 1));
+    Py_ssize_t *homes = PyMem_Malloc(sizeof(Py_ssize_t) * (n > 0 ? n : 1));
+    if (fps == NULL || homes == NULL) {
+        PyMem_Free(fps);
+        PyMem_Free(homes);
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    if (homes_of(keys, slots, size, fps, homes) < 0)
+        goto error;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        Py_ssize_t i = homes[j], found = -1;
+        for (Py_ssize_t probes = 0; probes < size; probes++) {
+            int64_t value = slots[i];
+            if (value == fps[j]) {
+                found = i;
+                break;
+            }
+            if (value == 0)
+                break;
+            if (++i == size)
+                i = 0;
+        }
+        PyObject *slot = PyLong_FromSsize_t(found);
+        if (slot == NULL || PyList_Append(out, slot) < 0) {
+            Py_XDECREF(slot);
+            goto error;
+        }
+        Py_DECREF(slot);
+    }
+    PyMem_Free(fps);
+    PyMem_Free(homes);
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+error:
+    PyMem_Free(fps);
+    PyMem_Free(homes);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* place_many(slots, size, count, keys, out) -> count
+ *
+ * Adds each key whose fingerprint is not in the table and appends the slot it took, or
+ * -1 - slot where it was there already. The table is never grown here (the caller sized it
+ * for these keys, so slots stay put); a table that would be left without an empty slot is
+ * refused (ValueError) before anything is added.
+ */
+static PyObject *
+place_many(PyObject *module, PyObject *args)
+{
+    PyObject *table, *keys, *out;
+    Py_ssize_t size, count;
+    if (!PyArg_ParseTuple(args, "OnnO!O!:place_many", &table, &size, &count, &PyList_Type,
+                          &keys, &PyList_Type, &out))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(keys);
+    if (count + n >= size) {
+        PyErr_SetString(PyExc_ValueError, "the table has no room for these keys");
+        return NULL;
+    }
+    Py_buffer view;
+    if (table_buffer(table, &view, size) < 0)
+        return NULL;
+    int64_t *slots = (int64_t *)view.buf;
+    int64_t *fps = PyMem_Malloc(sizeof(int64_t) * (n > 0 ? n : 1));
+    Py_ssize_t *homes = PyMem_Malloc(sizeof(Py_ssize_t) * (n > 0 ? n : 1));
+    if (fps == NULL || homes == NULL) {
+        PyMem_Free(fps);
+        PyMem_Free(homes);
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    if (homes_of(keys, slots, size, fps, homes) < 0)
+        goto error;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        Py_ssize_t i = homes[j], placed;
+        for (;;) {
+            int64_t value = slots[i];
+            if (value == 0) {
+                slots[i] = fps[j];
+                count++;
+                placed = i;
+                break;
+            }
+            if (value == fps[j]) {
+                placed = -1 - i;
+                break;
+            }
+            if (++i == size)
+                i = 0;
+        }
+        PyObject *slot = PyLong_FromSsize_t(placed);
+        if (slot == NULL || PyList_Append(out, slot) < 0) {
+            Py_XDECREF(slot);
+            goto error;
+        }
+        Py_DECREF(slot);
+    }
+    PyMem_Free(fps);
+    PyMem_Free(homes);
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(count);
+error:
+    PyMem_Free(fps);
+    PyMem_Free(homes);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"add_many", add_many, METH_VARARGS,
      "add_many(slots, size, limit, count, keys, start, out) -> (count, next)"},
     {"rehash", rehash, METH_VARARGS, "rehash(old, new, size): fill `new` from `old`"},
+    {"slots_of", slots_of, METH_VARARGS, "slots_of(slots, size, keys, out): each key's slot or -1"},
+    {"place_many", place_many, METH_VARARGS,
+     "place_many(slots, size, count, keys, out) -> count: each key's slot, -1 - slot if there"},
     {NULL, NULL, 0, NULL},
 };
 

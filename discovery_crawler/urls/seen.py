@@ -182,6 +182,71 @@ class SeenSet:
         self._count = count
         return out
 
+    # -- a table that keeps values beside its slots (output/state_previous.py) ----------
+    @property
+    def size(self) -> int:
+        """Slots in the table (a value kept beside a slot needs an array this long)."""
+        return self._size
+
+    @property
+    def room(self) -> int:
+        """Keys that fit before the table would grow (``place_many`` never grows it)."""
+        return self._limit - self._count
+
+    def slots_of(self, keys: list[str]) -> list[int]:
+        """The slot each key's fingerprint occupies, or -1 where it is absent."""
+        if _seen_table is not None and type(keys) is list:
+            out: list[int] = []
+            _seen_table.slots_of(self._slots, self._size, keys, out)
+            return out
+        slots, size = self._slots, self._size
+        found = []
+        for key in keys:
+            fp = hash(key) or 1
+            i = fp % size
+            while True:
+                value = slots[i]
+                if value == fp:
+                    found.append(i)
+                    break
+                if value == _EMPTY:
+                    found.append(-1)
+                    break
+                i += 1
+                if i == size:
+                    i = 0
+        return found
+
+    def place_many(self, keys: list[str]) -> list[int]:
+        """``add_many`` that keeps slots put: the table is not grown (``room`` must hold
+        ``keys``, else ``ValueError``); each key's slot, or ``-1 - slot`` where it was in
+        the table already."""
+        if len(keys) > self.room:
+            raise ValueError(f"no room for {len(keys):,} keys ({self.room:,} left)")
+        if _seen_table is not None and type(keys) is list:
+            out: list[int] = []
+            self._count = _seen_table.place_many(self._slots, self._size, self._count, keys, out)
+            return out
+        slots, size = self._slots, self._size
+        placed = []
+        for key in keys:
+            fp = hash(key) or 1
+            i = fp % size
+            while True:
+                value = slots[i]
+                if value == _EMPTY:
+                    slots[i] = fp
+                    self._count += 1
+                    placed.append(i)
+                    break
+                if value == fp:
+                    placed.append(-1 - i)
+                    break
+                i += 1
+                if i == size:
+                    i = 0
+        return placed
+
     def reserve(self, count: int) -> None:
         """Make room for ``count`` fingerprints in one resize, now, while the table is small:
         each doubling rehashes every fingerprint in a Python loop (~0.3 s at 734k). ``count``

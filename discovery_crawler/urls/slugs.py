@@ -227,6 +227,11 @@ class SlugAllocator:
         allocator._known = dict(mapping)
         return allocator
 
+    def claim_many(self, slugs: list[str]) -> list[bool]:
+        """Take ``slugs`` as they are (a previous run's, ``output/state_previous.py``), so
+        no URL is given one of them; False for a slug already taken."""
+        return self._taken.add_many(slugs)
+
     def __len__(self) -> int:
         """Number of slugs assigned."""
         return len(self._taken)

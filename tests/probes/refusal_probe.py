@@ -5,24 +5,27 @@ marks every request a page fetch, and writes what it saw.
 
 Each item: url, status, rendered, refusal (the record the middleware put in the meta, or
 the one the errback found on ``failure.request.meta``), links. At close it writes the
-middleware's summary (``self.record.refusals.as_dict()``) to ``out`` as JSON.
+middleware's summary, as the run's record has it (``record.refusals.as_dict()``) to ``out`` as JSON.
 """
 
 from __future__ import annotations
 
 import json
-import types
 from pathlib import Path
 
 import scrapy
 from scrapy.http import TextResponse
+
+from discovery_crawler.extensions.run import run_of
 
 
 class RefusalProbe(scrapy.Spider):
     name = "refusal_probe"
     custom_settings = {  # noqa: RUF012 - Scrapy's own idiom
         "ITEM_PIPELINES": {},
-        "EXTENSIONS": {},
+        # A discovery run (extensions/run.py): the component puts its summary on its record.
+        "EXTENSIONS": {"discovery_crawler.extensions.run.DiscoveryRun": 0},
+        "DISCOVERY_RUN": {"arguments": {"url": "http://127.0.0.1/"}},
         # The project's feed exporters write UrlBatch items; this probe yields plain dicts.
         "FEED_EXPORTERS": {"jsonl": "scrapy.exporters.JsonLinesItemExporter"},
         "ADDONS": {"discovery_crawler.rendering.RenderAddon": 100},
@@ -40,7 +43,6 @@ class RefusalProbe(scrapy.Spider):
         self.start_url = start
         self.out = out
         self.max_depth = int(max_depth)
-        self.record = types.SimpleNamespace()  # the middleware puts its summary here
 
     async def start(self):
         yield scrapy.Request(self.start_url, meta={"page_fetch": True}, errback=self.failed)
@@ -87,7 +89,7 @@ class RefusalProbe(scrapy.Spider):
         }
 
     def closed(self, reason):
-        summary = getattr(self.record, "refusals", None)
+        summary = run_of(self.crawler).record.refusals
         if self.out:
             data = summary.as_dict() if summary is not None else None
             Path(self.out).write_text(json.dumps(data, indent=1), encoding="utf-8")

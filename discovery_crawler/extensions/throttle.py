@@ -3,13 +3,13 @@ from the whole crawl, whatever ``CONCURRENT_REQUESTS``; the site's Crawl-delay w
 (capped by ``MAX_CRAWL_DELAY``); a 429 or 503 with Retry-After keeps the host waiting
 (capped by ``MAX_RETRY_AFTER``).
 
-Why it drives Scrapy's downloader slots instead of waiting in ``process_request``: a request
-a middleware releases may still wait in its slot's queue and leave in a burst with others,
-so spacing decided there does not hold at the server. The slot is where a request is
-actually sent; it already spaces sends by ``slot.delay`` measured from the last send, one at
-a time, whatever the concurrency (``scrapy.core.downloader.Downloader._process_queue``). So,
-like Scrapy's AutoThrottle, this component sets each slot's ``delay`` (jitter off), and
-backs a slot off by moving its ``lastseen``, on two downloader signals:
+An extension, as Scrapy's AutoThrottle is, not a downloader middleware: a request a
+middleware releases in ``process_request`` may still wait in its slot's queue and leave in a
+burst with others, so spacing decided there does not hold at the server. The downloader
+slot is where a request is actually sent; it already spaces sends by ``slot.delay``
+measured from the last send, one at a time, whatever the concurrency. So, like
+AutoThrottle, this extension sets each slot's ``delay`` (jitter off), and backs a slot off
+by moving its ``lastseen``, on two downloader signals:
 
 * ``request_reached_downloader`` fires once the request has its slot and before the slot
   queue is processed: the slot gets its host's interval (re-applied every time, so a slot
@@ -41,12 +41,13 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.utils.httpobj import urlparse_cached
 
-from discovery_crawler.middlewares.host_intervals import (
+from discovery_crawler.extensions.host_intervals import (
     HostIntervals,
     parse_http_date,
     parse_retry_after,
     valid_seconds,
 )
+from discovery_crawler.extensions.run import run_of
 
 if TYPE_CHECKING:
     from typing import Self
@@ -67,7 +68,7 @@ _BACKOFF_DELAY = 0.001
 _WAIT_WORTH_COUNTING = 0.005  # seconds; less is scheduling noise
 
 
-class HostThrottleMiddleware:
+class HostThrottle:
     """One request per host interval at the server; Crawl-delay and Retry-After honoured."""
 
     def __init__(self, crawler: Crawler):
@@ -146,10 +147,10 @@ class HostThrottleMiddleware:
         return self.intervals
 
     # -- signals -----------------------------------------------------------------------
-    def spider_opened(self, spider: Spider) -> None:
-        record = getattr(spider, "record", None)
-        if record is not None:
-            record.throttle = self.intervals
+    def spider_opened(self) -> None:
+        run = run_of(self.crawler)
+        if run is not None:  # the crawl log's throttle
+            run.record.throttle = self.intervals
 
     def request_reached_downloader(self, request: Request, spider: Spider) -> None:
         host = _host(request)

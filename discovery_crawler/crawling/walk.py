@@ -1,0 +1,590 @@
+"""The sitemap walk (SPEC §4): robots.txt, then every sitemap it names, the conventional
+addresses, and child sitemaps of any index, recursively — each address tried recorded as a
+``SitemapAttempt``, the limits held, each document read into ``UrlBatch``es as it streams.
+
+A component the ``discover`` spider drives: the spider's callbacks hand it robots.txt and
+sitemap responses; it returns what Scrapy should do next (requests for child sitemaps,
+batches for the pipelines). Its requests carry the spider's callbacks, given when it is
+built, so Scrapy's disk queues (``JOBDIR``) can name them. What it has done so far is plain
+data kept by the run (``WalkProgress``, ``run.walk``); what it found goes on the run's
+record (attempts, counts, malformed and repaired entries, limits).
+
+Discovery order for a homepage: robots.txt → every sitemap it advertises → the
+conventional addresses not yet tried → child sitemaps of any index, with a visited set
+against cycles. A sitemap given as input is parsed without reading robots.txt. Documents
+of ``SITEMAP_WORKER_MIN_BYTES`` or more are parsed in the sitemap worker process
+(``sitemaps/worker.py``), the rest here; a few at a time (``SITEMAP_PARSE_CONCURRENCY``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy.utils.reactor import is_asyncio_reactor_installed
+from scrapy.utils.sitemap import sitemap_urls_from_robots
+
+from discovery_crawler.items import UrlBatch
+from discovery_crawler.refusals import failure_text
+from discovery_crawler.selection.paths import pillar_keywords
+from discovery_crawler.signals import urls_expected
+from discovery_crawler.sitemaps.attempts import SitemapAttempt, SitemapListing, content_preference
+from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
+from discovery_crawler.sitemaps.expected import ExpectedUrls
+from discovery_crawler.sitemaps.facts import RunContext, split_column
+from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
+from discovery_crawler.sitemaps.worker import ParseWorker, WorkerFailed
+from discovery_crawler.urls.normalize import (
+    HOST_FIRST,
+    UrlError,
+    host_first,
+    origin_of,
+    resolve_location,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable, Iterator
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+    from discovery_crawler.extensions.run import DiscoveryRun
+
+logger = logging.getLogger(__name__)
+
+_NO_LOCATION = "entry without a location"
+_ROBOTS_PRIORITY = 1000
+_SITEMAP_PRIORITY = 100
+
+
+@dataclass
+class WalkProgress:
+    """What the walk has done so far (``run.walk``): the addresses tried (a cycle or a
+    repeat is not tried again), the documents scheduled and skipped (the document limit),
+    the URL count it expects (sizing the per-URL tables)."""
+
+    expected: ExpectedUrls
+    visited: set[str] = field(default_factory=set)
+    scheduled: int = 0
+    skipped: int = 0
+
+
+class SitemapWalk:
+    """Drives the sitemap walk of one run; built by the spider with its callbacks."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        run: DiscoveryRun,
+        *,
+        on_robots: Callable[..., Any],
+        on_robots_failure: Callable[..., Any],
+        on_sitemap: Callable[..., Any],
+        on_sitemap_failure: Callable[..., Any],
+    ) -> None:
+        settings = crawler.settings
+        self.crawler = crawler
+        self.run = run
+        self.record = run.record
+        self.options = run.options
+        self.origins = run.origins
+        self._on_robots = on_robots
+        self._on_robots_failure = on_robots_failure
+        self._on_sitemap = on_sitemap
+        self._on_sitemap_failure = on_sitemap_failure
+        self.batch_size = max(1, settings.getint("DISCOVERY_BATCH_SIZE"))
+        self.max_documents = settings.getint("SITEMAP_MAX_DOCUMENTS")
+        self.max_urls = settings.getint("SITEMAP_MAX_URLS")
+        self.max_depth = settings.getint("SITEMAP_MAX_DEPTH")
+        self.max_bytes = settings.getint("SITEMAP_MAX_BYTES")
+        reserve = settings.getint("INVENTORY_RESERVE_URLS")
+        if run.walk is None:
+            cap = min(reserve, self.max_urls) if self.max_urls else reserve
+            run.walk = WalkProgress(ExpectedUrls(cap))
+        self.progress: WalkProgress = run.walk
+        self.parse_concurrency = max(1, settings.getint("SITEMAP_PARSE_CONCURRENCY"))
+        self.pillar_keywords = pillar_keywords(settings)
+        self.worker_min_bytes = (
+            max(1, settings.getint("SITEMAP_WORKER_MIN_BYTES"))
+            if settings.getbool("SITEMAP_PARSE_WORKER") and is_asyncio_reactor_installed()
+            else 0
+        )
+        self.worker_lines = settings.getbool("SITEMAP_WORKER_LINES")
+        self.worker_early = settings.getbool("SITEMAP_WORKER_EARLY")
+        self.conventional_paths = settings.getlist("SITEMAP_CONVENTIONAL_PATHS")
+        self._parse_slots: asyncio.Semaphore | None = None
+        self._worker: ParseWorker | None = None
+        self._worker_failure_said = False
+
+    # -- the first requests -------------------------------------------------------------
+    def start_worker_early(self) -> None:
+        """``SITEMAP_WORKER_EARLY``: its start-up overlaps robots.txt and the first fetches."""
+        if self.worker_early and self.worker_min_bytes:
+            self._start_worker()
+
+    def input_request(self, url: str) -> Request | None:
+        """A sitemap given as input: read as it is, without robots.txt (SPEC §4)."""
+        return self._sitemap_request(url, "input", None, 0)
+
+    def robots_request(self, url: str) -> Request:
+        """robots.txt at ``url``: its sitemaps, then the conventional addresses."""
+        self.record.robots = {"url": url, "fetched": False}
+        return Request(
+            url,
+            callback=self._on_robots,
+            errback=self._on_robots_failure,
+            dont_filter=True,
+            priority=_ROBOTS_PRIORITY,
+            meta={"handle_httpstatus_all": True},
+        )
+
+    def found_no_page(self) -> str | None:
+        """Why the walk is over with no page of the site listed (a URL of kind page or
+        paginated: files or feeds do not count), or None: it listed one, or nothing
+        answered at all (the site is unreachable, not sitemap-less)."""
+        record = self.record
+        if record.kinds["page"] + record.kinds["paginated"]:
+            return None
+        robots = record.robots or {}
+        if robots.get("status") is None and all(a.status is None for a in record.attempts.values()):
+            return None
+        listed = record.counts["unique"]
+        if listed:
+            kinds = ", ".join(f"{n:,} {kind}" for kind, n in record.kinds.items() if n)
+            return f"the sitemaps listed {listed:,} URL(s) of the site but no page ({kinds})"
+        return "no sitemap yielded a URL of the site"
+
+    # -- robots.txt ---------------------------------------------------------------------
+    def parse_robots(self, response: Response) -> Iterator[Request]:
+        robots = self.record.robots
+        assert robots is not None
+        robots.update(status=response.status, final_url=response.url)
+        self._follow_redirected_origin(response.url)
+        sitemaps: list[str] = []
+        if 200 <= response.status < 300:
+            body = response.body
+            robots["bytes"] = len(body)
+            head = body[:512].lstrip().lower()
+            if head.startswith((b"<!doctype html", b"<html")):
+                robots["fetched"] = True
+                robots["error"] = "served an HTML page, not a robots.txt"
+            else:
+                robots["fetched"] = True
+                sitemaps = list(
+                    dict.fromkeys(sitemap_urls_from_robots(body, base_url=response.url))
+                )
+        elif 400 <= response.status < 500:
+            robots["error"] = f"HTTP {response.status}: no robots.txt (allow all)"
+        else:
+            robots["error"] = f"HTTP {response.status}: robots.txt unavailable"
+        robots["sitemaps"] = sitemaps
+        self.crawler.stats.set_value("discovery/robots/status", response.status)
+        for url in sitemaps:
+            request = self._sitemap_request(url, "robots", response.url, 0)
+            if request is not None:
+                yield request
+        yield from self._conventional_requests()
+
+    def robots_failed(self, failure: Failure) -> Iterator[Request]:
+        robots = self.record.robots
+        assert robots is not None
+        robots.update(status=None, error=failure_text(failure.value), sitemaps=[])
+        yield from self._conventional_requests()
+
+    def _follow_redirected_origin(self, final_url: str) -> None:
+        """robots.txt redirected (http→https, bare→www): the site lives at the new origin."""
+        try:
+            final_origin = self.origins.normalize(final_url)
+        except UrlError:
+            return
+        final_origin = origin_of(final_origin)
+        site = self.record.site_origin
+        if site and final_origin != site:
+            self.record.note(
+                f"robots.txt redirected from {site} to {final_origin}; using {final_origin}"
+            )
+            self.origins.rewrite[site] = final_origin
+            self.run.name_site(final_origin)
+
+    def _conventional_requests(self) -> Iterator[Request]:
+        """Every conventional address not yet tried, at once: generators name their
+        sitemaps differently and a site may have several (an old ``/sitemap.xml`` beside
+        a plugin's ``/sitemap/sitemap-index.xml``); the visited set drops repeats. A
+        homepage under a path (a project site, ``https://user.github.io/project/``) has
+        its own folder's addresses tried first."""
+        for base in self._conventional_bases():
+            for path in self.conventional_paths:
+                request = self._sitemap_request(base + path, "conventional", None, 0)
+                if request is not None:
+                    yield request
+
+    def _conventional_bases(self) -> list[str]:
+        """The homepage's folder (when it is not the root), then the site's root."""
+        site = self.record.site_origin
+        assert site is not None
+        bases = [site]
+        if self.options.input_kind == "homepage":
+            try:
+                start = self.origins.normalize(self.options.url)
+            except UrlError:
+                return bases
+            folder = start[len(origin_of(start)) :].rpartition("/")[0]
+            if folder:
+                bases.insert(0, site + folder)
+        return bases
+
+    # -- sitemaps -----------------------------------------------------------------------
+    def _sitemap_request(
+        self, url: str, source: str, parent: str | None, depth: int, note: str | None = None
+    ) -> Request | None:
+        """A request for a sitemap address, or None when it was tried or is skipped."""
+        record = self.record
+        try:
+            url = self.origins.normalize(url)
+        except UrlError as exc:
+            record.malformed.append({"raw": url[:500], "reason": exc.reason, "sitemap": parent})
+            record.counts["malformed"] += 1
+            return None
+        if url in self.progress.visited:
+            if source == "index":
+                record.counts["sitemaps_repeated"] += 1  # a cycle or a repeated child
+            return None
+        self.progress.visited.add(url)
+        if self.max_depth and depth > self.max_depth:
+            record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "depth"})
+            record.limit_bound("SITEMAP_MAX_DEPTH", value=self.max_depth)
+            record.warn(
+                f"sitemaps nested more than {self.max_depth} index level(s) deep were not "
+                "followed (SITEMAP_MAX_DEPTH)"
+            )
+            return None
+        if self.max_documents and self.progress.scheduled >= self.max_documents:
+            record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "documents"})
+            self.progress.skipped += 1
+            record.limit_bound(
+                "SITEMAP_MAX_DOCUMENTS",
+                value=self.max_documents,
+                kept=self.progress.scheduled,
+                skipped=self.progress.skipped,
+                seen=self.progress.scheduled + self.progress.skipped,
+            )
+            return None
+        if self._url_limit_reached():
+            record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "urls"})
+            return None
+        site = record.site_origin
+        if source == "index" and site and parent:
+            origin = origin_of(url)
+            if origin != site and origin != origin_of(parent):
+                attempt = SitemapAttempt(url, source, parent, depth, note=note)
+                attempt.error = f"on another host ({origin}); the protocol forbids it, not fetched"
+                record.attempts[url] = attempt
+                return None
+        attempt = SitemapAttempt(url, source, parent, depth, note=note)
+        record.attempts[url] = attempt
+        record.sitemaps_pending += 1
+        self.progress.scheduled += 1
+        return Request(
+            url,
+            callback=self._on_sitemap,
+            errback=self._on_sitemap_failure,
+            dont_filter=True,
+            priority=_SITEMAP_PRIORITY + content_preference(url),
+            meta={
+                "attempt": attempt,
+                "handle_httpstatus_all": True,
+                # SPEC §4: a sitemap given as input is read without robots.txt; the rest
+                # obey the site's robots policy (RobotsPolicyMiddleware).
+                "dont_obey_robots": self.options.input_kind == "sitemap",
+            },
+        )
+
+    def _url_limit_reached(self) -> bool:
+        return bool(self.max_urls) and self.record.counts["unique"] >= self.max_urls
+
+    def _done(self, attempt: SitemapAttempt) -> None:
+        record = self.record
+        record.sitemaps_pending -= 1
+        record.sitemaps_done += 1
+        stats = self.crawler.stats
+        stats.inc_value("discovery/sitemaps/ok" if attempt.ok else "discovery/sitemaps/failed")
+
+    def failed(self, failure: Failure) -> None:
+        request = getattr(failure, "request", None)
+        attempt = request.meta.get("attempt") if request is not None else None
+        if attempt is None:
+            logger.error("sitemap request failed: %s", failure.getErrorMessage())
+            return
+        attempt.error = failure_text(failure.value)
+        self._done(attempt)
+
+    async def parse(self, response: Response) -> AsyncIterator[Any]:
+        attempt: SitemapAttempt = response.meta["attempt"]
+        # Parse a few documents at a time, each to the end: Scrapy would otherwise
+        # interleave every downloaded document's generator, and each holds a window of
+        # inflated XML, so peak memory would grow with the documents downloaded. Waiting
+        # responses keep counting towards Scrapy's SCRAPER_SLOT_MAX_ACTIVE_SIZE, which
+        # holds back further downloads.
+        if self._parse_slots is None:
+            self._parse_slots = asyncio.Semaphore(self.parse_concurrency)
+        try:
+            async with self._parse_slots:
+                if not self._parsable(response, attempt):
+                    return
+                if self._use_worker(response):
+                    async for output in self._parse_in_worker(response, attempt):
+                        yield output
+                else:
+                    for output in self._parse_document(response, attempt):
+                        yield output
+        finally:
+            self._done(attempt)
+
+    def _parsable(self, response: Response, attempt: SitemapAttempt) -> bool:
+        attempt.status = response.status
+        if response.status >= 400 or response.status < 200:
+            attempt.error = f"HTTP {response.status}"
+            return False
+        if self._url_limit_reached():
+            attempt.error = f"not parsed: SITEMAP_MAX_URLS ({self.max_urls:,}) already reached"
+            self.record.skipped_sitemaps.append(
+                {"url": attempt.url, "parent": attempt.parent, "reason": "urls"}
+            )
+            return False
+        return True
+
+    def _use_worker(self, response: Response) -> bool:
+        """Big documents parse in the sitemap worker (``sitemaps/worker.py``), started on
+        the first one; a worker that failed is not used again."""
+        if not self.worker_min_bytes or len(response.body) < self.worker_min_bytes:
+            return False
+        worker = self._worker if self._worker is not None else self._start_worker()
+        return worker.broken is None
+
+    def _start_worker(self) -> ParseWorker:
+        self._worker = worker = ParseWorker()
+        try:
+            worker.start()
+        except (OSError, ValueError, RuntimeError) as exc:  # ValueError: no pass_fds
+            worker.broken = f"could not start: {exc}"
+            self._worker_failed(worker.broken)
+        else:
+            self.crawler.stats.set_value("discovery/sitemaps/worker_started", True)
+        return worker
+
+    def _worker_failed(self, why: str) -> None:
+        """Said once, however many documents were in flight (each re-parses in-process)."""
+        if self._worker_failure_said:
+            return
+        self._worker_failure_said = True
+        self.crawler.stats.inc_value("discovery/sitemaps/worker_failed")
+        self.record.note(f"sitemap worker: {why}; parsing in-process instead")
+        logger.error("sitemap worker: %s; parsing in-process instead", why)
+
+    def _first_run(self) -> int:
+        """The run's number if no previous run's state is loaded (every URL is new), else 0."""
+        state = self.run.state
+        return state.changes.run if state is not None and state.table is None else 0
+
+    async def _parse_in_worker(
+        self, response: Response, attempt: SitemapAttempt
+    ) -> AsyncIterator[Any]:
+        assert self._worker is not None
+        self.crawler.stats.inc_value("discovery/sitemaps/worker_documents")
+        base = response.url
+        sent = 0  # entries yielded: an in-process re-parse skips them
+        listing = SitemapListing()
+        try:
+            version = self.origins.version  # the rewrites the worker is sent
+            context = RunContext(
+                rewrite=tuple(sorted(self.origins.rewrite.items())),
+                keywords=self.pillar_keywords,
+                site=self.record.site_origin,
+                include_paths=self.options.include_paths,
+                exclude_paths=self.options.exclude_paths,
+                first_run=self._first_run() if self.worker_lines else 0,
+            )
+            async for kind, payload in self._worker.parse(
+                response.body, base, self.max_bytes, self.batch_size, context
+            ):
+                if kind == "batches":
+                    for batch in payload:
+                        sent += batch.n
+                        if listing.possible is not False and batch.n:
+                            urls = batch.urls
+                            if urls.__class__ is str:
+                                first = urls[: urls.find("\x00")] if batch.n > 1 else urls
+                            else:
+                                first = urls[0]
+                            if listing.admits(first):
+                                listing.see(split_column(urls, batch.n))
+                        yield UrlBatch(
+                            "sitemap",
+                            base,
+                            columns=batch,
+                            normalized=version,
+                            decided_for=context.site,
+                        )
+                    continue
+                result, too_large, rewritten = payload
+                for raw, to in rewritten.items():
+                    if len(self.origins.rewritten) < 100:
+                        self.origins.rewritten.setdefault(raw, to)
+                for output in self._finish_document(response, attempt, result, too_large, listing):
+                    yield output
+        except WorkerFailed as exc:
+            self._worker_failed(str(exc))
+            for output in self._parse_document(response, attempt, skip=sent, listing=listing):
+                yield output
+
+    def _parse_document(
+        self,
+        response: Response,
+        attempt: SitemapAttempt,
+        skip: int = 0,
+        listing: SitemapListing | None = None,
+    ) -> Iterator[Any]:
+        base = response.url
+        result = ParseResult()
+        body = SitemapBody(response.body, self.max_bytes)
+        too_large = None
+        if listing is None:
+            listing = SitemapListing()
+        try:
+            for entries in iter_sitemap_batches(body, result, self.batch_size, url=base):
+                if skip:  # already yielded by a worker that died
+                    cut = min(skip, len(entries))
+                    skip -= cut
+                    entries = entries[cut:]
+                    if not entries:
+                        continue
+                # per batch: one endswith on a urlset that is not a list of sitemaps
+                if listing.possible is not False and listing.admits(entries[0][0]):
+                    listing.see([e[0] for e in entries])
+                yield UrlBatch("sitemap", base, entries)
+        except SitemapTooLarge as exc:
+            too_large = str(exc)
+        yield from self._finish_document(response, attempt, result, too_large, listing)
+
+    def _finish_document(
+        self,
+        response: Response,
+        attempt: SitemapAttempt,
+        result: ParseResult,
+        too_large: str | None,
+        listing: SitemapListing,
+    ) -> Iterator[Any]:
+        base = response.url
+        record = self.record
+        if too_large is not None:
+            attempt.error = (
+                f"refused: {too_large} (SITEMAP_MAX_BYTES); "
+                "a decompression bomb or an oversized sitemap"
+            )
+            self.crawler.stats.inc_value("discovery/sitemaps/too_large")
+        self._fill_attempt(attempt, result, response)
+        children = result.children
+        index_urlset = bool(listing.possible and result.format == "urlset" and too_large is None)
+        self._expect(0 if index_urlset else result.urls)
+        if result.malformed_count:
+            record.malformed.add_counted(
+                {_NO_LOCATION: result.malformed_count},
+                [{"raw": raw, "reason": _NO_LOCATION, "sitemap": base} for raw in result.malformed],
+            )
+            record.counts["malformed"] += result.malformed_count
+        if result.repairs:
+            examples = [{**example, "sitemap": base} for example in result.repair_examples]
+            record.repaired.add_counted(result.repairs, examples)
+        if index_urlset:
+            # An index written as a urlset (every location a .xml/.xml.gz): its locations
+            # are tried as child sitemaps; they stay in the inventory's counts as listed.
+            children = listing.locations
+            attempt.index = True
+            attempt.sitemaps = len(children)
+            attempt.note = (
+                f"a <urlset> whose {len(children):,} location(s) are all sitemap documents "
+                "(.xml, .xml.gz): read as an index, its locations tried as child sitemaps"
+            )
+            self.crawler.stats.inc_value("discovery/sitemaps/urlset_as_index")
+        if index_urlset:  # their locations were read (and any repair counted) as pages
+            note = "listed by a <urlset> of sitemap documents"
+            yield from self._child_requests(children, base, attempt.depth + 1, note, False)
+        else:
+            yield from self._child_requests(children, base, attempt.depth + 1)
+
+    def _expect(self, urls: int) -> None:
+        """Tell the per-URL tables how many URLs the walk will list (``signals``)."""
+        # This document is still pending: it is counted done when its parse ends.
+        estimate = self.progress.expected.urlset_read(urls, self.record.sitemaps_pending - 1)
+        if estimate is not None:
+            self.crawler.stats.set_value("discovery/urls_expected", estimate)
+            self.crawler.signals.send_catch_log(urls_expected, urls=estimate)
+
+    def _fill_attempt(
+        self, attempt: SitemapAttempt, result: ParseResult, response: Response
+    ) -> None:
+        attempt.format = result.format
+        attempt.urls = result.urls
+        attempt.sitemaps = result.sitemaps
+        attempt.index = result.sitemaps > 0
+        attempt.gzipped = result.gzipped
+        attempt.bytes = result.decompressed_bytes
+        attempt.malformed = result.malformed_count
+        attempt.problem = result.problem
+        attempt.ok = (result.urls + result.sitemaps) > 0 and attempt.error is None
+        if attempt.error is None and not attempt.ok:
+            ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
+            if result.format == "html":
+                attempt.error = f"served an HTML page, not a sitemap ({ctype or 'no Content-Type'})"
+            elif result.format == "empty":
+                attempt.error = "empty body"
+            else:
+                attempt.error = f"no <loc> entries (parsed as {result.format})"
+        if result.problem:
+            self.crawler.stats.inc_value("discovery/sitemaps/recovered")
+
+    def _child_requests(
+        self,
+        children: list[str],
+        base: str,
+        depth: int,
+        note: str | None = None,
+        count_repairs: bool = True,
+    ) -> Iterator[Request]:
+        if not children:
+            return
+        resolved = []
+        for raw in children:
+            try:
+                url = resolve_location(raw, base)
+            except UrlError as exc:
+                self.record.malformed.append(
+                    {"raw": raw[:500], "reason": exc.reason, "sitemap": base}
+                )
+                self.record.counts["malformed"] += 1
+                continue
+            stripped = raw.strip()
+            if (
+                count_repairs
+                and not stripped.startswith(("https://", "http://"))
+                and host_first(stripped, base)
+            ):
+                self.record.repaired.append(
+                    {"raw": raw[:500], "url": url, "reason": HOST_FIRST, "sitemap": base}
+                )
+            resolved.append(url)
+        if self.max_documents:  # a limit may bind: admit content-like sitemaps first
+            resolved.sort(key=content_preference, reverse=True)
+        for url in resolved:
+            request = self._sitemap_request(url, "index", base, depth, note)
+            if request is not None:
+                yield request
+
+    # -- the end ------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()

@@ -1,0 +1,204 @@
+"""The run's one owner: what the run was asked (options, mode), what it found (the record)
+and every structure its components share, reached the Scrapy way:
+``crawler.get_extension(DiscoveryRun)``.
+
+An entry point (the ``discover`` and ``links`` spiders) validates its ``-a`` arguments and
+describes the run in the ``DISCOVERY_RUN`` setting, a plain dict::
+
+    {"arguments": {"url": "https://example.com/", ...},  # the -a arguments as given
+     "mode": "union",                                   # the mode it runs (a profile may pick it)
+     "log_settings": {"HOST_INTERVAL": 1.0, ...}}       # the settings the crawl log records
+
+Without that setting the extension is off (``NotConfigured``): a spider of another kind
+runs without a run, and the stages switch themselves off. A unit test builds a run with
+``get_crawler(settings_dict={"EXTENSIONS": {DiscoveryRun: 0}, "DISCOVERY_RUN": {...}})``.
+
+What the run accumulates lives here and only here, as plain data (counters, lists,
+arrays, dicts), so that a resumable crawl can save it beside Scrapy's ``JOBDIR`` queue and
+restore it: ``jobdir_state()`` names every piece. Stages take their references to these
+structures when they are built, after the extensions: a run restored in ``from_crawler``
+is the one they see.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import NotConfigured
+
+from discovery_crawler.arguments import RunOptions, out_dir_of
+from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME
+from discovery_crawler.profiles import available_profiles
+from discovery_crawler.run_record import RunRecord
+from discovery_crawler.urls.normalize import OriginCache
+from discovery_crawler.urls.seen import SeenSet
+from discovery_crawler.urls.slugs import SlugAllocator
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
+
+RUN_SETTING = "DISCOVERY_RUN"
+
+
+def run_mode(options: RunOptions, settings: BaseSettings) -> str:
+    """The mode a run of ``discover`` runs: ``-a mode=``, else the profile's
+    ``DISCOVERY_MODE`` (``polite`` runs ``union``)."""
+    if options.mode != "auto":
+        return options.mode
+    return str(settings.get("DISCOVERY_MODE", "auto"))
+
+
+def unify_site_origin(origins: OriginCache, origin: str) -> None:
+    """Make every spelling of the site's origin (http/https, www/bare) the one given.
+
+    SPEC §4: a sitemap advertising http:// for a site served over https:// (or the
+    reverse) is reconciled to the scheme of the root fetched. SPEC §5 rule 8: www vs bare
+    host resolves to the form the user passed or the site redirected to. Rewrites
+    actually applied are noted in the crawl log (``OriginCache.rewritten``).
+    """
+    host = origin.partition("://")[2].rpartition("@")[2]
+    name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+    if not colon:
+        name, port = host, ""
+    twin = name[4:] if name.startswith("www.") else f"www.{name}"
+    suffix = f":{port}" if port else ""
+    for variant_scheme in ("http", "https"):
+        for variant_name in (name, twin):
+            variant = f"{variant_scheme}://{variant_name}{suffix}"
+            if variant != origin:
+                origins.rewrite[variant] = origin
+    origins.invalidate()
+
+
+class LazySeenSet:
+    """A ``SeenSet`` that costs nothing until the first add (most sites have no hreflang)."""
+
+    def __init__(self) -> None:
+        self._set: SeenSet | None = None
+
+    def add(self, url: str) -> bool:
+        if self._set is None:
+            self._set = SeenSet(min_slots=1 << 12)
+        return self._set.add(url)
+
+    def __contains__(self, url: str) -> bool:
+        return self._set is not None and url in self._set
+
+
+class DiscoveryRun:
+    """One run of discovery: its options, its record, the structures its stages share."""
+
+    # Everything the run accumulates, by attribute: what a resumable crawl saves.
+    JOBDIR_STATE = (
+        "record",  # counts, attempts, lists, the seen-set and its twins, groups, tree,
+        # the selection and the changes once made, the verify tally, the crawl's account
+        "origins",  # the site's origin rewrites (and the normalizer's per-origin cache)
+        "alternates_only",  # URLs in the inventory only as hreflang alternates
+        "slugs",  # the slugs given (fingerprints)
+        "selection",  # the score stage's streaming selector and score listing
+        "walk",  # the sitemap walk's progress (visited sitemaps, documents, estimate)
+        "state",  # state.json: the previous run (rebuilt from the file) and this run's spool
+    )
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        options: RunOptions,
+        mode: str,
+        log_settings: dict[str, Any] | None = None,
+    ) -> None:
+        settings = crawler.settings
+        self.crawler = crawler
+        self.options = options
+        self.mode = mode
+        self.out_dir: Path = out_dir_of(options)
+        self.crawl_log_path = self.out_dir / CRAWL_LOG_NAME
+        self.record = RunRecord(
+            options, dict(log_settings or {}), settings.getint("CRAWL_LOG_LIST_CAP", 1000)
+        )
+        self.origins = OriginCache()
+        self.alternates_only = LazySeenSet()
+        self.slugs = SlugAllocator()
+        self.selection: Any = None  # pipelines/score.py: ScoreProgress
+        self.walk: Any = None  # crawling/walk.py: WalkProgress, when the run walks sitemaps
+        self.state: Any = None  # output/state: RunState, when STATE_ENABLED (state stage)
+        # Components of the entry point that stages hand records to (None: not this run's).
+        self.links: Any = None  # crawling/links.py: LinkCrawl (admit_listed, union mode)
+        self.verifier: Any = None  # crawling/verify.py: ListedPageVerifier (verify_listed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        spec = crawler.settings.getdict(RUN_SETTING)
+        if not spec:
+            raise NotConfigured  # not a discovery run (no message: nothing is wrong)
+        options = RunOptions.from_arguments(spec.get("arguments") or {}, available_profiles())
+        mode = spec.get("mode") or run_mode(options, crawler.settings)
+        return cls(crawler, options, mode, spec.get("log_settings"))
+
+    # -- the site -------------------------------------------------------------------------
+    def name_site(self, origin: str, note: str | None = None) -> None:
+        """The site is ``origin``: every other spelling of it is rewritten to it."""
+        self.record.site_origin = origin
+        if note:
+            self.record.note(note)
+        unify_site_origin(self.origins, origin)
+
+    # -- the end --------------------------------------------------------------------------
+    def finish(self, reason: str | None = None) -> None:
+        """Judge the run once everything is in: did discovery do its job? Called by each
+        component that reports it at the end (the summary, the state, the crawl log),
+        whichever is first; the judgement is made once."""
+        record = self.record
+        if not record.start_judging(reason):
+            return
+        stats = self.crawler.stats
+        if record.failure:
+            stats.set_value("discovery/failed", record.failure)
+            return
+        tally = record.verify
+        if tally is not None and tally.mode == "fetch" and tally.waiting:
+            record.warn(
+                f"verify: {tally.waiting:,} listed URLs were still waiting for an answer when "
+                "the run ended; they are not in the feed (run again, or set JOBDIR to resume)"
+            )
+        attempts = list(record.attempts.values())
+        fetched = [a for a in attempts if a.status is not None]
+        robots = record.robots or {}
+        crawl = record.crawl
+        pages = crawl.fetched if crawl is not None else 0
+        if not fetched and (robots.get("status") is None) and not pages:
+            refusals = [r.get("reason") for r in crawl.refusals.items] if crawl else []
+            errors = [a.error for a in attempts if a.error] or [robots.get("error"), *refusals]
+            errors = [e for e in errors if e]
+            record.failure = f"site unreachable: {errors[0] if errors else 'no response'}"
+        elif self.mode != "links" and not record.attempts_ok():
+            record.warn("no sitemap yielded any URL (see discovery.sitemap_attempts for why)")
+        if record.failure:
+            stats.set_value("discovery/failed", record.failure)
+        for raw, to in self.origins.rewritten.items():
+            why = "www vs bare host" if raw.split("://")[1] != to.split("://")[1] else "scheme"
+            record.note(
+                f"URLs on {raw} were rewritten to {to} ({why}; the form fetched or passed wins)"
+            )
+        if record.other_hosts:
+            for sitemap, hosts in record.other_hosts_by_sitemap.items():
+                for origin, count in hosts.most_common(3):
+                    record.warn(f"{sitemap}: {count:,} URLs on {origin}, not this site")
+
+    # -- resuming -------------------------------------------------------------------------
+    def jobdir_state(self) -> dict[str, Any]:
+        """Every structure the run accumulated (``JOBDIR_STATE``), by name: plain data a
+        resumable crawl can pickle with Scrapy's queue."""
+        return {name: getattr(self, name) for name in self.JOBDIR_STATE}
+
+
+def run_of(crawler: Crawler) -> DiscoveryRun | None:
+    """The crawler's run, or None (not a discovery run: the component stays inert)."""
+    return crawler.get_extension(DiscoveryRun)

@@ -1,0 +1,291 @@
+"""``state.json``, the file: what the previous runs on a site found, laid out so that it is
+read and written as a stream (a 10M-URL site must never sit in memory as a dict of dicts)::
+
+    {"format": "discovery-crawler/state/1", "origin": "https://example.com", ..., "entries": [
+    ["https://example.com/", "home", 1, 3, "2026-11-28", "known"],
+    ...
+    ["https://example.com/old/", "old", 1, 2, null, "removed"]
+    ], "count": 1234, "counts": {"new": 12, ...}, "runs": [{"run": 3, ...}]}
+
+One JSON document, as the SPEC names it. Line 1 is the header (format, origin, the input
+origins that led to it, run number, ``fields``); then one entry a line, ``[url, slug,
+first_seen, last_seen, lastmod, status]``; the last line closes the list and carries what
+is known only at the end (the count, counts per status, the history of runs). Any JSON tool
+reads it whole (``jq``); this module reads the first line to learn the origin (the
+argument check before crawling) and the entries a chunk of lines at a time. Arrays, not
+objects: smaller and faster to parse. One file, not a header plus an entries file: one
+``os.replace`` makes the new state visible, so there is no moment where the two disagree.
+
+A file that does not read back exactly as written — not JSON in this layout, a truncated
+tail, a count that disagrees, a URL of another origin — raises ``StateError``; the run
+moves it aside (``move_aside``), never uses nor overwrites it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from json.encoder import encode_basestring
+from typing import IO, TYPE_CHECKING, Any
+
+from discovery_crawler.output.crawl_log import _free_name
+
+try:  # entry_lines in C (``_lines.c``); where it was not built, in Python
+    from discovery_crawler.output import _lines
+except ImportError:
+    _lines = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+STATE_NAME = "state.json"
+FORMAT = "discovery-crawler/state/1"
+FIELDS = ("url", "slug", "first_seen", "last_seen", "lastmod", "status")
+STATUSES = ("new", "known", "changed", "removed")
+HISTORY_CAP = 100  # runs kept in the header's history
+
+_ENTRIES_OPEN = ', "entries": [\n'
+_FOOTER_START = b"], "
+
+
+class StateError(Exception):
+    """The state file is not one this project wrote (corrupt, truncated or hand-edited)."""
+
+
+# -- writing ----------------------------------------------------------------------------
+def header_line(header: dict[str, Any]) -> str:
+    """Line 1: the header, opening the entries."""
+    return json.dumps(header, ensure_ascii=False)[:-1] + _ENTRIES_OPEN
+
+
+def footer_line(footer: dict[str, Any]) -> str:
+    """The last line: closes the entries, then what is known at the end."""
+    return "], " + json.dumps(footer, ensure_ascii=False)[1:] + "\n"
+
+
+def entry_line(url: str, slug: str, first: int, last: int, lastmod: Any, status: str) -> str:
+    enc = encode_basestring
+    lm = enc(lastmod) if lastmod.__class__ is str else "null"
+    return f'[{enc(url)}, {enc(slug)}, {first}, {last}, {lm}, "{status}"]'
+
+
+def _entry_lines(
+    urls: list[str], slugs: list[str], first: int, last: int, lastmods: list[Any], status: str
+) -> list[str]:
+    """``entry_line`` of many URLs that share their runs and status, in one comprehension
+    (a first run's entries; the sitemap worker writes them with it too). ``_lines`` has
+    the same function in C, used where built."""
+    enc = encode_basestring
+    runs = f", {first}, {last}, "
+    end = f', "{status}"]'
+    return [
+        f"[{enc(url)}, {enc(slug)}{runs}{enc(lastmod) if lastmod.__class__ is str else 'null'}{end}"
+        for url, slug, lastmod in zip(urls, slugs, lastmods, strict=True)
+    ]
+
+
+# The same lines from C where ``output/_lines.c`` was built.
+entry_lines = _lines.entry_lines if _lines is not None else _entry_lines
+
+
+def copy_lines(path: Path, body: IO[str]) -> str | None:
+    """Copy the lines of ``path`` to ``body`` as entries (``,\n`` between them) in
+    blocks, holding back the last one, which is returned (the caller decides what follows
+    it). Blocks of bytes, not a loop per line: both files are UTF-8, and a spool holds a
+    line per URL of the run."""
+    pending: bytes | None = None
+    rest = b""
+    body.flush()
+    out = body.buffer  # type: ignore[attr-defined]
+    with open(path, "rb") as spool:
+        while block := spool.read(1 << 20):
+            block = rest + block
+            end = block.rfind(b"\n")
+            if end < 0:
+                rest = block
+                continue
+            rest = block[end + 1 :]
+            complete = block[:end]
+            if pending is not None:
+                out.write(pending + b",\n")
+            last = complete.rfind(b"\n")
+            if last >= 0:
+                out.write(complete[:last].replace(b"\n", b",\n") + b",\n")
+            pending = complete[last + 1 :]
+    if rest:  # a spool always ends with a newline; never lose a line if not
+        if pending is not None:
+            out.write(pending + b",\n")
+        pending = rest
+    return pending.decode("utf-8") if pending is not None else None
+
+
+# -- reading ----------------------------------------------------------------------------
+def _parse_header(line: bytes, path: Path) -> dict[str, Any]:
+    text = line.decode("utf-8", "strict")
+    if not text.endswith(_ENTRIES_OPEN):
+        raise StateError(f"{path} is not a state file in the expected layout (line 1)")
+    header = json.loads(text[: -len(_ENTRIES_OPEN)] + "}")
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise StateError(f"{path}: unknown format {header.get('format')!r}, expected {FORMAT}")
+    origin = header.get("origin")
+    run = header.get("run")
+    if not isinstance(origin, str) or "://" not in origin:
+        raise StateError(f"{path}: no origin in the header")
+    if not isinstance(run, int) or run < 1:
+        raise StateError(f"{path}: header has no valid run number")
+    if not isinstance(header.get("input_origins", []), list):
+        raise StateError(f"{path}: input_origins is not a list")
+    return header
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    """The header of the state file at ``path`` (its first line); ``StateError`` if it
+    is not one."""
+    try:
+        with open(path, "rb") as fh:
+            line = fh.readline(1 << 20)
+        return _parse_header(line, path)
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError is a ValueError
+        raise StateError(f"{path} is not a valid state file ({exc})") from None
+
+
+def _parse_footer(raw: bytes, path: Path, entries: int) -> dict[str, Any]:
+    footer = json.loads(b"{" + raw[len(_FOOTER_START) :])
+    if not isinstance(footer, dict) or footer.get("count") != entries:
+        raise StateError(
+            f"{path}: {entries:,} entries, but its last line says {footer.get('count')!r}"
+        )
+    if not isinstance(footer.get("runs", []), list):
+        raise StateError(f"{path}: runs is not a list")
+    return footer
+
+
+def read_count(path: Path) -> int:
+    """The entry count on the last line (read from the end; sizes the tables at load)."""
+    with open(path, "rb") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        fh.seek(max(0, size - (1 << 20)))
+        tail = fh.read()
+    start = tail.rfind(b"\n" + _FOOTER_START, 0, len(tail) - 1)
+    if start < 0:
+        raise StateError(f"{path} ends early (truncated: no closing line)")
+    try:
+        count = json.loads(b"{" + tail[start + 1 + len(_FOOTER_START) :]).get("count")
+    except (UnicodeDecodeError, ValueError, AttributeError):
+        raise StateError(f"{path}: its last line is not valid JSON") from None
+    if not isinstance(count, int) or count < 0:
+        raise StateError(f"{path}: its last line has no valid count")
+    return count
+
+
+def _check_entries(entries: list[Any], prefix: str, path: Path, line: int) -> None:
+    statuses = STATUSES
+    for offset, entry in enumerate(entries):
+        if (
+            entry.__class__ is not list
+            or len(entry) != 6
+            or entry[0].__class__ is not str
+            or not entry[0].startswith(prefix)
+            or entry[1].__class__ is not str
+            or not entry[1]
+            or entry[2].__class__ is not int
+            or entry[3].__class__ is not int
+            or not (entry[4] is None or entry[4].__class__ is str)
+            or entry[5] not in statuses
+        ):
+            raise StateError(f"{path}: line {line + offset} is not a valid entry")
+
+
+def iter_entry_chunks(
+    path: Path, footer: dict[str, Any] | None = None, chunk: int = 1000
+) -> Iterator[Any]:
+    """The header, then lists of up to ``chunk`` entries ``[url, slug, first_seen,
+    last_seen, lastmod, status]``, checked; ``StateError`` at the first thing that is
+    wrong. The last line (count, counts, runs) is checked and put into ``footer``.
+
+    A chunk of lines is parsed by one ``json.loads`` (the lines joined into one array),
+    which also checks the commas between them: far fewer calls than a parse per line.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            header = _parse_header(fh.readline(1 << 20).encode(), path)
+            yield header
+            prefix = header["origin"] + "/"
+            footer_start = _FOOTER_START.decode()
+            loads = json.loads
+            lines: list[str] = []
+            done = 0  # entries yielded
+            ended = False  # the last entry seen had no comma: only the footer may follow
+
+            def parse() -> list[Any]:
+                nonlocal ended
+                if ended:
+                    raise StateError(f"{path}: line {done + 1} lacks its comma")
+                last = lines[-1]
+                if last.endswith(",\n"):
+                    lines[-1] = last[:-2]
+                else:
+                    ended = True
+                entries = loads("[" + "".join(lines) + "]")
+                _check_entries(entries, prefix, path, done + 2)
+                lines.clear()
+                return entries
+
+            for raw in fh:
+                if raw.startswith(footer_start):
+                    if lines:
+                        entries = parse()
+                        done += len(entries)
+                        yield entries
+                    if not ended and done:
+                        raise StateError(f"{path}: line {done + 1} ends with a comma")
+                    parsed = _parse_footer(raw.encode(), path, done)
+                    if footer is not None:
+                        footer.update(parsed)
+                    if fh.read(1):
+                        raise StateError(f"{path}: content after its closing line")
+                    return
+                lines.append(raw)
+                if len(lines) >= chunk:
+                    entries = parse()
+                    done += len(entries)
+                    yield entries
+        raise StateError(f"{path} ends early (truncated: no closing line)")
+    except (UnicodeDecodeError, TypeError, ValueError) as exc:  # JSONDecodeError too
+        raise StateError(f"{path} is not a valid state file ({exc})") from None
+
+
+def iter_entries(path: Path, footer: dict[str, Any] | None = None) -> Iterator[Any]:
+    """The header, then every entry (see ``iter_entry_chunks``)."""
+    chunks = iter_entry_chunks(path, footer)
+    yield next(chunks)
+    for chunk in chunks:
+        yield from chunk
+
+
+def move_aside(path: Path) -> Path:
+    """Move an unusable state file out of the way (never overwritten); return where."""
+    aside = _free_name(path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}"))
+    os.replace(path, aside)
+    return aside
+
+
+def check_origin(out_dir: Path, input_origin: str) -> str | None:
+    """Why a run starting at ``input_origin`` may not use the state in ``out_dir``, or
+    None. An unreadable state is not a reason (the run moves it aside and starts afresh)."""
+    path = out_dir / STATE_NAME
+    if not path.is_file():
+        return None
+    try:
+        header = read_header(path)
+    except (StateError, OSError):
+        return None
+    accepted = {header["origin"], *header.get("input_origins", [])}
+    if input_origin in accepted:
+        return None
+    return (
+        f"{input_origin} is not the site recorded in {path} ({header['origin']}); "
+        "use another -a out= folder, or move that state.json away to start afresh"
+    )

@@ -1,0 +1,58 @@
+"""The private names of other libraries this project relies on, all in one place, each
+where no public name does the job. ``tests/test_private_names.py`` fails as soon as an
+upgrade renames or changes one, instead of a crawl going subtly wrong.
+
+Protego (``robots.py``): its public surface says whether a URL may be fetched
+(``can_fetch``), not by which rule; naming the rule means parsing and matching exactly as
+Protego does, so the explainer uses Protego's own pieces —
+
+- ``protego._protego._extract_directive`` and the directive name sets
+  (``_USER_AGENT_DIRECTIVE``, ``_ALLOW_DIRECTIVE``, ``_DISALLOW_DIRECTIVE``,
+  ``_SITE_WIDE_DIRECTIVES``): how a line is read;
+- ``protego._urlpattern._URLPattern`` (and its ``_pattern`` text): how a rule matches;
+- ``protego._utils._hexescape``, ``_quote_path``, ``_quote_pattern``: how a path and a rule
+  are quoted before they are compared.
+
+The agreement tests (``tests/test_robots_conformance.py``: Google's test data and real
+robots.txt files) hold the explainer to Protego's verdicts.
+"""
+
+from __future__ import annotations
+
+from protego._protego import (
+    _ALLOW_DIRECTIVE as ALLOW_DIRECTIVES,
+)
+from protego._protego import (
+    _DISALLOW_DIRECTIVE as DISALLOW_DIRECTIVES,
+)
+from protego._protego import (
+    _SITE_WIDE_DIRECTIVES as SITE_WIDE_DIRECTIVES,
+)
+from protego._protego import (
+    _USER_AGENT_DIRECTIVE as USER_AGENT_DIRECTIVES,
+)
+from protego._protego import (
+    _extract_directive as extract_directive,
+)
+from protego._urlpattern import _URLPattern as URLPattern
+from protego._utils import _hexescape as hexescape
+from protego._utils import _quote_path as quote_path
+from protego._utils import _quote_pattern as quote_pattern
+
+__all__ = [
+    "ALLOW_DIRECTIVES",
+    "DISALLOW_DIRECTIVES",
+    "SITE_WIDE_DIRECTIVES",
+    "USER_AGENT_DIRECTIVES",
+    "URLPattern",
+    "extract_directive",
+    "hexescape",
+    "pattern_text",
+    "quote_path",
+    "quote_pattern",
+]
+
+
+def pattern_text(pattern: URLPattern) -> str:
+    """The (quoted) rule a Protego URL pattern matches: its private ``_pattern``."""
+    return pattern._pattern

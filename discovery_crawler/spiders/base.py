@@ -1,0 +1,84 @@
+"""What the entry points (``discover``, ``links``) do before a crawl starts: check the
+``-a`` arguments and the feeds once, apply the profile, and describe the run for its
+owner (``extensions/run.py``, the ``DISCOVERY_RUN`` setting)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from discovery_crawler.arguments import ArgumentError, RunOptions, check_budget_limits, out_dir_of
+from discovery_crawler.extensions.run import RUN_SETTING, DiscoveryRun, run_of
+from discovery_crawler.output.state import check_origin
+from discovery_crawler.profiles import available_profiles, load_profile
+from discovery_crawler.urls.normalize import UrlError, normalize, origin_of
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+FEED_FORMATS = ("jsonl", "jsonlines", "json", "csv")
+
+
+def check_feed_formats(feeds: dict[str, Any]) -> None:
+    """Refuse feed formats that would not write one record per URL."""
+    for uri, options in feeds.items():
+        fmt = (options or {}).get("format")
+        if fmt and fmt not in FEED_FORMATS:
+            raise ArgumentError(
+                "-O/-o", f"{uri}: format {fmt!r} is not supported; use .jsonl, .json or .csv"
+            )
+
+
+def check_state_origin(options: RunOptions) -> None:
+    """A re-run must start at the site its out folder's ``state.json`` belongs to (SPEC
+    §10): refused here, before crawling. A sitemap given as input names its site by its
+    first URL, so the state stage checks that one when it is known."""
+    if options.input_kind == "sitemap":
+        return
+    try:
+        origin = origin_of(normalize(options.url))
+    except UrlError:
+        return  # the spider reports an unusable start URL
+    problem = check_origin(out_dir_of(options), origin)
+    if problem:
+        raise ArgumentError("url", problem)
+
+
+class RunEntry:
+    """Mixin of the spiders that are entry points of a discovery run."""
+
+    # The settings the crawl log records, and how each is read (Settings getter name).
+    settings_in_log: ClassVar[dict[str, str]] = {}
+    crawler: Crawler
+
+    @classmethod
+    def parse_options(cls, arguments: dict[str, Any]) -> RunOptions:
+        """The ``-a`` arguments, checked; ``ArgumentError`` on the first wrong one."""
+        options = RunOptions.from_arguments(arguments, available_profiles())
+        check_state_origin(options)
+        cls.check_options(options)
+        check_budget_limits(options, load_profile(options.profile))
+        return options
+
+    @classmethod
+    def check_options(cls, options: RunOptions) -> None:
+        """What this spider refuses beyond the arguments' own rules (none by default)."""
+
+    @staticmethod
+    def apply_profile(options: RunOptions, settings: BaseSettings) -> None:
+        """The profile's defaults, at spider priority (``-s`` still wins)."""
+        settings.setdict(load_profile(options.profile), priority="spider")
+
+    def describe_run(self, arguments: dict[str, Any], mode: str) -> None:
+        """Tell the run's owner what to run (``DISCOVERY_RUN``), as plain data."""
+        settings = self.crawler.settings
+        logged = {name: getattr(settings, get)(name) for name, get in self.settings_in_log.items()}
+        run = {"arguments": dict(arguments), "mode": mode, "log_settings": logged}
+        settings.set(RUN_SETTING, run, priority="spider")
+
+    @property
+    def run(self) -> DiscoveryRun:
+        found = run_of(self.crawler)
+        if found is None:
+            raise RuntimeError(f"{RUN_SETTING}: no run (is DiscoveryRun in EXTENSIONS?)")
+        return found

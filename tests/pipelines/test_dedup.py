@@ -1,0 +1,42 @@
+"""``pipelines/dedup.py`` on its own: one record per URL, the URL limit held."""
+
+from __future__ import annotations
+
+from discovery_crawler.pipelines.dedup import DedupPipeline
+from tests.pipelines.helpers import SITE, build, crawler_for, records_batch, run_for
+
+
+def test_a_url_is_kept_once_and_its_other_sitemap_remembered():
+    crawler = crawler_for()
+    run = run_for(crawler)
+    stage = build(DedupPipeline, crawler)
+    first = records_batch("/a/", "/b/")
+    stage.process_item(first)
+    again = records_batch("/a/", "/c/", sitemap=SITE + "/other.xml")
+    stage.process_item(again)
+    assert [r["url"] for r in again.records] == [SITE + "/c/"]
+    assert run.record.counts["unique"] == 3 and run.record.counts["duplicates"] == 1
+    assert run.record.seen.sources_of(SITE + "/a/") == [SITE + "/other.xml"]
+    assert again.seen is run.record.seen
+
+
+def test_slash_twins_are_one_record():
+    crawler = crawler_for()
+    run = run_for(crawler)
+    stage = build(DedupPipeline, crawler)
+    stage.process_item(records_batch("/a"))
+    later = records_batch("/a/")
+    stage.process_item(later)
+    assert later.records == []
+    assert run.record.counts["slash_twins"] == 1
+
+
+def test_the_url_limit_is_held_exactly():
+    crawler = crawler_for({"SITEMAP_MAX_URLS": 2})
+    run = run_for(crawler)
+    stage = build(DedupPipeline, crawler)
+    batch = records_batch("/a/", "/b/", "/c/")
+    stage.process_item(batch)
+    assert len(batch.records) == 2
+    assert run.record.counts["over_limit"] == 1
+    assert run.record.limits["SITEMAP_MAX_URLS"]["kept"] == 2

@@ -1,0 +1,15 @@
+"""``pipelines/groups.py`` on its own: the run's record gets the groups and the tree."""
+
+from __future__ import annotations
+
+from discovery_crawler.pipelines.groups import GroupsPipeline
+from tests.pipelines.helpers import build, crawler_for, records_batch, run_for
+
+
+def test_groups_and_tree_on_the_record():
+    crawler = crawler_for()
+    stage = build(GroupsPipeline, crawler)
+    stage.process_item(records_batch("/blog/a/", "/blog/b/", "/blog/c/", "/docs/x/", kind="page"))
+    record = run_for(crawler).record
+    assert record.groups is stage.groups and record.tree is stage.tree
+    assert record.tree.as_dict()["root"]["count"] == 4

@@ -1,0 +1,180 @@
+"""The package's imports form layers, and no circle: read from the source with ``ast``
+(every import: module-level, in a function, under ``TYPE_CHECKING``).
+
+Layers, bottom to top — a module imports only from its own layer or below:
+
+1. ``urls``: URL rules (normalize, kinds, filters, junk, slugs, the seen-set);
+2. rules: sitemap parsing (``sitemaps``), ``selection``, robots.txt and refusal rules (and
+   the private names of other libraries they use), the estimate, arguments, profiles,
+   items, the project's signals;
+3. records and files: the run record, verify's verdicts, the output files (feed lines,
+   state.json, the crawl log, preview, report), the sitemap worker process and the facts
+   it works out per URL (feed-line heads, state entries: the output's text, so above it);
+4. Scrapy components: ``extensions``, ``middlewares``, ``pipelines``, ``crawling``, the
+   feed exporters, the render add-on;
+5. entry points: ``spiders``, ``commands``, ``settings``.
+
+Layers 1-3 import neither Scrapy nor Twisted: they are plain functions and classes that a
+test or a benchmark calls without a crawler.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "discovery_crawler"
+LAYERS = (
+    ("urls", ("urls",)),
+    (
+        "rules",
+        (
+            "",  # the package's __init__
+            "sitemaps",
+            "selection",
+            "robots",
+            "private_names",
+            "refusals",
+            "estimate",
+            "arguments",
+            "profiles",
+            "items",
+            "signals",
+            "site_server",
+        ),
+    ),
+    (
+        "records and files",
+        ("run_record", "verdicts", "output", "sitemaps.facts", "sitemaps.worker"),
+    ),
+    (
+        "components",
+        ("extensions", "middlewares", "pipelines", "crawling", "output.exporters", "rendering"),
+    ),
+    ("entry points", ("spiders", "commands", "settings")),
+)
+PURE = 3  # layers below this index import no Scrapy, no Twisted
+
+
+def modules() -> dict[str, Path]:
+    """Dotted name (``discovery_crawler.urls.seen``) → file, for every module."""
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The package's modules that ``name`` imports (a name imported from a package counts
+    as its module when it is one: ``from discovery_crawler.urls import seen``)."""
+    is_package = path.name == "__init__.py"
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                here = name.split(".") if is_package else name.split(".")[:-1]
+                here = here[: len(here) - node.level + 1]
+                base = ".".join([*here, base] if base else here)
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def external(path: Path) -> set[str]:
+    """Top-level names of what the module imports from outside the package."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def layer_of(name: str) -> int:
+    """The index in ``LAYERS`` of a module: its longest matching prefix decides."""
+    rel = name.removeprefix("discovery_crawler").removeprefix(".")
+    matches = [
+        (len(prefix), index)
+        for index, (_, prefixes) in enumerate(LAYERS)
+        for prefix in prefixes
+        if rel == prefix or (prefix and rel.startswith(prefix + "."))
+    ]
+    assert matches, f"{name} is in no layer: add it to tests/test_layers.py"
+    return max(matches)[1]
+
+
+def cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import circle (its modules in order, the first repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_graph_is_read_whole():
+    edges = graph()
+    assert "discovery_crawler.urls.seen" in edges["discovery_crawler.pipelines.dedup"]
+    # a function-level import counts as much as one at the top
+    assert "discovery_crawler.output.state_format" in edges["discovery_crawler.sitemaps.facts"]
+
+
+def test_no_import_circle():
+    found = cycle(graph())
+    assert found is None, "import circle: " + " -> ".join(found or [])
+
+
+def test_cycle_finder_finds_one():
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    upward = [
+        f"{name} ({LAYERS[layer_of(name)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
+        for name, targets in sorted(graph().items())
+        for target in sorted(targets)
+        if layer_of(target) > layer_of(name)
+    ]
+    assert upward == []
+
+
+def test_rules_records_and_files_import_no_scrapy():
+    known = modules()
+    found = [
+        f"{name} imports {sorted(external(path) & {'scrapy', 'twisted'})}"
+        for name, path in sorted(known.items())
+        if layer_of(name) < PURE and external(path) & {"scrapy", "twisted"}
+    ]
+    assert found == []

@@ -1,0 +1,67 @@
+"""``private_names.py``: every private name of another library the project relies on
+still exists and still does what the project uses it for. A failure here after an upgrade
+names the name that changed (see the module for why each is needed)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from discovery_crawler import private_names
+
+
+def test_protego_reads_a_line_as_the_explainer_expects():
+    assert private_names.extract_directive("Disallow: /private/") == ("disallow", "/private/")
+    assert private_names.extract_directive("User-Agent: *") == ("user-agent", "*")
+    assert private_names.extract_directive("no colon here") is None
+    assert {"user-agent", "useragent"} <= private_names.USER_AGENT_DIRECTIVES
+    assert "allow" in private_names.ALLOW_DIRECTIVES
+    assert "disallow" in private_names.DISALLOW_DIRECTIVES
+    assert "sitemap" in private_names.SITE_WIDE_DIRECTIVES
+
+
+def test_protego_matches_and_quotes_as_the_explainer_expects():
+    pattern = private_names.URLPattern(private_names.quote_pattern("/a b*"))
+    assert private_names.pattern_text(pattern) == "/a%20b*"
+    assert pattern.match(private_names.quote_path("https://example.com/a%20bc?q=1"))
+    assert not pattern.match(private_names.quote_path("https://example.com/x"))
+    end = private_names.URLPattern("/x$")
+    assert end.match("/x") and not end.match("/xy")
+    assert private_names.hexescape("$") == "%24"
+
+
+def runtime_imports(tree: ast.Module) -> list[ast.ImportFrom]:
+    """The ``from … import`` statements of a module, less those under ``TYPE_CHECKING``
+    (type names, such as lxml's ``_Element``, are not relied on at run time)."""
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+        for inner in ast.walk(node)
+    }
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and id(node) not in typing_only
+    ]
+
+
+def test_the_project_reaches_them_only_through_this_module():
+    """Nothing else in the package imports a library's private name at run time."""
+    package = Path(private_names.__file__).parent
+    found = []
+    for path in package.rglob("*.py"):
+        if path.name == "private_names.py":
+            continue
+        for node in runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                not node.level
+                and node.module
+                and not node.module.startswith(("discovery_crawler", "__future__"))
+                and (
+                    any(part.startswith("_") for part in node.module.split("."))
+                    or any(a.name.startswith("_") for a in node.names)
+                )
+            ):
+                found.append(f"{path.relative_to(package)}: {node.module}")
+    assert found == []
