@@ -43,13 +43,15 @@ Key = tuple[Any, Any, Any]  # (kind, source, status)
 class Node:
     """One path segment: its tallies (URLs at or below it), children and ``…`` entry."""
 
-    __slots__ = ("children", "more", "name", "tally")
+    __slots__ = ("chain", "children", "more", "name", "tally")
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, parent: Node | None = None):
         self.name = name
         self.tally: dict[Key, int] = {}
         self.children: dict[str, Node] | None = None
         self.more: Node | None = None
+        # The nodes from the root to this one: where a URL counted here is counted.
+        self.chain: tuple[Node, ...] = (*parent.chain, self) if parent is not None else (self,)
 
     @property
     def count(self) -> int:
@@ -125,7 +127,7 @@ class PathTree:
     def _more(self, node: Node) -> Node:
         more = node.more
         if more is None:
-            more = node.more = Node(MORE)
+            more = node.more = Node(MORE, node)
             self.collapsed += 1
         return more
 
@@ -138,7 +140,7 @@ class PathTree:
                 return child
         if not self._room(node):
             return self._more(node)
-        child = Node(name)
+        child = Node(name, node)
         if children is None:
             node.children = children = {}
         children[name] = child
@@ -160,8 +162,8 @@ class PathTree:
             children = root.children
             if rest and root.more is not None and (children is None or first not in children):
                 # The common case on a site with very many top-level sections: the root
-                # is full and this section has no node. Same answer as the walk, cheaper.
-                found = ((root, root.more), None)
+                # is full and this section has no node (its URLs are in the root's "…").
+                found = root.more.chain, None
             else:
                 found = self._walk(rest.split("/"))
         if len(self._chains) >= self.cache_size:
@@ -170,22 +172,28 @@ class PathTree:
         return found
 
     def _walk(self, segments: list[str]) -> tuple[tuple[Node, ...], Node | None]:
+        """``_resolve`` down the tree, a dictionary look-up a segment (each node knows its
+        chain: nothing is built on the way, so a site with very many distinct parents
+        costs no more than a few look-ups each)."""
         node = self.root
-        chain = [node]
         depth = 0
+        max_depth = self.max_depth
         for segment in segments:
             if not segment:
                 continue
             depth += 1
-            child = self._more(node) if depth > self.max_depth else self._child(node, segment)
-            chain.append(child)
-            if child is node.more:
-                return tuple(chain), None
+            if depth > max_depth:
+                return self._more(node).chain, None
+            children = node.children
+            child = children.get(segment) if children is not None else None
+            if child is None:
+                child = self._child(node, segment)
+                if child is node.more:
+                    return child.chain, None
             node = child
-        if depth + 1 > self.max_depth:  # the leaves would be too deep
-            chain.append(self._more(node))
-            return tuple(chain), None
-        return tuple(chain), node
+        if depth + 1 > max_depth:  # the leaves would be too deep
+            return self._more(node).chain, None
+        return node.chain, node
 
     def add_many(
         self,
@@ -203,12 +211,16 @@ class PathTree:
         combos = _combos(parents, kinds, sources, statuses)
         resolve = self._resolve
         open_targets: dict[str, Node] = {}
+        # Added up by the last node of each chain (then counted up its chain) or by the "…"
+        # entry counted alone: the parents of a large site share a few thousand nodes. In
+        # the order each first occurs, so each tally gets its keys in the order it would one
+        # combination at a time (the report lists ties in that order).
+        counts: dict[tuple[Node, Key, bool], int] = {}
         for (parent, kind, source, status), count in combos.items():
             chain, target = resolve(parent)
             key = (kind, source, status)
-            for node in chain:
-                tally = node.tally
-                tally[key] = tally.get(key, 0) + count
+            up = chain[-1], key, True
+            counts[up] = counts.get(up, 0) + count
             if target is None or parent in open_targets:
                 # Open: ``_add_leaves`` counts every URL of this parent, whatever its
                 # combination (a walk in this batch may have filled the node since).
@@ -216,7 +228,11 @@ class PathTree:
             if self._room(target):
                 open_targets[parent] = target
             else:
-                tally = self._more(target).tally
+                alone = self._more(target), key, False
+                counts[alone] = counts.get(alone, 0) + count
+        for (last, key, up_the_chain), count in counts.items():
+            for node in last.chain if up_the_chain else (last,):
+                tally = node.tally
                 tally[key] = tally.get(key, 0) + count
         if open_targets:
             self._add_leaves(open_targets, bare, parents, kinds, sources, statuses)
