@@ -180,3 +180,33 @@ def test_memory_bounded_by_the_caps_with_a_million_distinct_parents():
     assert data["root"]["children"][-1]["name"] == MORE
     assert data["root"]["children"][-1]["count"] == 1_000_000 - 200
     assert tree.nodes <= 5_000
+
+
+odd_path = st.lists(st.sampled_from(["a", "b", "c", "blog", "", "x-y"]), max_size=6).map(
+    lambda s: "/" + "".join(p + "/" for p in s)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(row, min_size=1, max_size=40),
+    st.lists(odd_path, min_size=1, max_size=20),
+    st.integers(1, 12),
+    st.integers(1, 4),
+    st.integers(1, 4),
+)
+def test_a_full_tree_places_each_parent_where_a_walk_from_the_root_would(
+    rows, parents, max_nodes, width, depth
+):
+    """Once the tree is full, ``add_many`` places a batch's parents a level at a time over
+    the batch (``_places_when_full``) instead of walking from the root for each: the same
+    node and "…" entry for every parent, empty segments included."""
+    tree = built(rows, max_nodes=max_nodes, max_children=width, max_depth=depth)
+    if tree.nodes < tree.max_nodes:
+        return
+    urls = [SITE + p for p in parents]
+    by_level = tree._places_when_full(urls)
+    for url in urls:
+        chain, target = tree._resolve(url)
+        expected = chain[-1], (tree._more(target) if target is not None else None)
+        assert by_level[url] == expected, url

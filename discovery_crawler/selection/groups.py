@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import compress
 from typing import Any
 
 from discovery_crawler.selection.parents import Split, is_origin, parent_path, split_many
@@ -157,29 +158,31 @@ class Groups:
     # -- path groups ----------------------------------------------------------------------
     @staticmethod
     def _groups_of(per_parent: Counter[str]) -> dict[str, str | None]:
-        """``group_of_parent`` for each distinct parent of a batch (inlined: this runs once
-        per distinct parent, which on some sites is once per URL)."""
-        out: dict[str, str | None] = {}
-        for parent in per_parent:
-            if not parent or parent.endswith("//"):
-                out[parent] = HOME
-                continue
-            rest = parent[parent.find("/", parent.find("//") + 2) + 1 :]
-            out[parent] = rest[: rest.find("/")] if rest else None
-        return out
+        """``group_of_parent`` for each distinct parent of a batch (inlined, in one
+        comprehension: this runs once per distinct parent, which on some sites is once per
+        URL)."""
+        return {
+            parent: HOME
+            if not parent or parent.endswith("//")
+            else (
+                rest[: rest.find("/")]
+                if (rest := parent[parent.find("/", parent.find("//") + 2) + 1 :])
+                else None
+            )
+            for parent in per_parent
+        }
 
     def _add_path_groups(
         self, urls: list[str], bare: list[str], parents: list[str], per_parent: Counter[str]
     ) -> None:
         groups_of = self._groups_of(per_parent)
-        batch: Counter[str] = Counter()
-        top: list[str] = []  # parents of top-level URLs: grouped by their own segment
-        for parent, count in per_parent.items():
-            group = groups_of[parent]
-            if group is None:
-                top.append(parent)
-            else:
-                batch[group] += count
+        # URLs per group, each group where its first URL is; top-level URLs (no group of
+        # their parent's) are grouped by their own segment, after the others
+        batch: Counter[Any] = Counter(map(groups_of.__getitem__, parents))
+        top: list[str] = []  # parents of top-level URLs
+        if None in batch:
+            del batch[None]
+            top = [parent for parent, group in groups_of.items() if group is None]
         if len(top) == 1 and per_parent[top[0]] == len(bare):  # a batch of top-level URLs
             cut = len(top[0])
             batch.update([b[cut:].partition("/")[0] for b in bare])
@@ -250,6 +253,23 @@ class Groups:
         known = self.parents
         limit = self.samples
         wanted: dict[str, int] = {}
+        if len(known) >= self.parent_groups_max:
+            # Full: no group is made, so only the parents it has are looked at one by one
+            # (a site with very many distinct parents has a few of those in a batch).
+            got = list(map(known.get, per_parent))
+            counted = 0
+            for (parent, count), group in compress(zip(per_parent.items(), got, strict=True), got):
+                counted += count
+                group.count += count
+                if group.sampled < limit:
+                    wanted[parent] = min(limit - group.sampled, count)
+            home = sum(
+                count for parent, count in per_parent.items() if not parent or parent[-2:] == "//"
+            )
+            self.parent_untracked += len(parents) - counted - home
+            if wanted:
+                self._sample_parents(wanted, urls, bare, parents)
+            return
         for parent, count in per_parent.items():
             group = known.get(parent)
             if group is None:
@@ -263,7 +283,24 @@ class Groups:
             group.count += count
             if group.sampled < limit:
                 wanted[parent] = min(limit - group.sampled, count)
-        if not wanted:
+        if wanted:
+            self._sample_parents(wanted, urls, bare, parents)
+
+    def _sample_parents(
+        self, wanted: dict[str, int], urls: list[str], bare: list[str], parents: list[str]
+    ) -> None:
+        known = self.parents
+        if len(wanted) <= 8:  # a few (a full table's usual batch): found by ``list.index``
+            for p, left in wanted.items():
+                group = known[p]
+                at = -1
+                for _ in range(left):
+                    at = parents.index(p, at + 1)
+                    if group.representative is None:
+                        group.representative = urls[at]
+                    shape = segment_shape(bare[at][len(p) :])
+                    group.shapes[shape] = group.shapes.get(shape, 0) + 1
+                    group.sampled += 1
             return
         for url, b, p in zip(urls, bare, parents, strict=True):
             left = wanted.get(p)

@@ -71,30 +71,6 @@ def _first(values: Sequence[Any] | None) -> Any:
     return values[0] if values else None
 
 
-def _combos(
-    parents: list[str],
-    kinds: Sequence[Any] | None,
-    sources: Sequence[Any] | None,
-    statuses: Sequence[Any] | None,
-) -> dict[tuple[str, Any, Any, Any], int]:
-    """URLs per (parent, kind, source, status). A sitemap batch has one source and no
-    status, often one kind: count the parents (and kinds) only, which is 2-3× cheaper."""
-    if _same(sources) and _same(statuses):
-        source, status = _first(sources), _first(statuses)
-        if _same(kinds):
-            kind = _first(kinds)
-            return {(p, kind, source, status): c for p, c in Counter(parents).items()}
-        assert kinds is not None
-        return {
-            (p, k, source, status): c
-            for (p, k), c in Counter(zip(parents, kinds, strict=True)).items()
-        }
-    n = len(parents)
-    return Counter(
-        zip(parents, _column(kinds, n), _column(sources, n), _column(statuses, n), strict=True)
-    )
-
-
 class PathTree:
     """A site's path tree, filled a batch at a time (``add_many``)."""
 
@@ -116,6 +92,9 @@ class PathTree:
         # children its URLs are, or None). Never stale: nodes are never removed, and a node
         # that was full stays full.
         self._chains: dict[str, tuple[tuple[Node, ...], Node | None]] = {}
+        # path (``a/b/``, as ``_step`` reads it) → its node, for every node but "…" entries:
+        # once the tree is full, where a parent's URLs go follows from these alone.
+        self._at: dict[str, Node] = {"": self.root}
 
     # -- building -------------------------------------------------------------------------
     def _room(self, node: Node) -> bool:
@@ -144,56 +123,110 @@ class PathTree:
         if children is None:
             node.children = children = {}
         children[name] = child
+        self._at[self._path_of(child)] = child
         self.nodes += 1
         return child
+
+    @staticmethod
+    def _path_of(node: Node) -> str:
+        return "".join(n.name + "/" for n in node.chain[1:])
 
     def _resolve(self, parent: str) -> tuple[tuple[Node, ...], Node | None]:
         """Where the URLs under ``parent`` are counted: the chain of nodes from the root,
         and the node whose children they are (None when they get no nodes of their own)."""
-        found = self._chains.get(parent)
-        if found is not None:
-            return found
         root = self.root
         if not parent or parent.endswith("//"):  # the root URL itself
-            found = ((root,), None)
-        else:
-            rest = parent[parent.find("/", parent.find("//") + 2) + 1 :]
-            first = rest[: rest.find("/")]
+            return root.chain, None
+        rest = parent[parent.find("/", parent.find("//") + 2) + 1 :]
+        more = root.more
+        if rest and more is not None:
             children = root.children
-            if rest and root.more is not None and (children is None or first not in children):
+            if children is None or rest[: rest.find("/")] not in children:
                 # The common case on a site with very many top-level sections: the root
                 # is full and this section has no node (its URLs are in the root's "…").
-                found = root.more.chain, None
-            else:
-                found = self._walk(rest.split("/"))
-        if len(self._chains) >= self.cache_size:
-            self._chains.clear()
-        self._chains[parent] = found
+                return more.chain, None
+        found = self._chains.get(rest)
+        if found is None:
+            found = self._step(rest)
+            if found[1] is not None:  # a node of its own: as many as there are nodes
+                self._remember(rest, found)
         return found
 
-    def _walk(self, segments: list[str]) -> tuple[tuple[Node, ...], Node | None]:
-        """``_resolve`` down the tree, a dictionary look-up a segment (each node knows its
-        chain: nothing is built on the way, so a site with very many distinct parents
-        costs no more than a few look-ups each)."""
-        node = self.root
-        depth = 0
+    def _remember(self, rest: str, found: tuple[tuple[Node, ...], Node | None]) -> None:
+        if len(self._chains) >= self.cache_size:
+            self._chains.clear()
+        self._chains[rest] = found
+
+    def _step(self, rest: str) -> tuple[tuple[Node, ...], Node | None]:
+        """``_resolve`` of a path (``a/b/c/``, segments each ended by ``/``) from its
+        parent path's: one segment, one look-up. The parent paths of a site with very many
+        distinct parents are shared by many, so they are remembered, the paths not."""
+        if not rest:
+            return self.root.chain, self.root
+        cut = rest.rfind("/", 0, -1) + 1
+        up = rest[:cut]
+        found = self._chains.get(up)
+        if found is None:
+            found = self._step(up)
+            self._remember(up, found)
+        node = found[1]
+        segment = rest[cut:-1]
+        if node is None or not segment:  # counted in a "…" above, or "a//b": same place
+            return found
+        children = node.children
+        child = children.get(segment) if children is not None else None
+        if child is None:
+            child = self._child(node, segment)
+            if child is node.more:
+                return child.chain, None
+        if len(child.chain) > self.max_depth:  # the leaves would be too deep
+            return self._more(child).chain, None
+        return child.chain, child
+
+    def _places_when_full(self, parents: list[str]) -> dict[str, tuple[Node, Node | None]]:
+        """``add_many``'s places of a batch's distinct parents once the tree is full, a
+        level at a time over the whole batch: a parent's URLs are counted at its own node
+        and that node's "…" (no room for leaves), else in the "…" of its nearest ancestor
+        with a node; no walk per parent. Paths with an empty segment take ``_resolve``."""
+        at = self._at
+        more_of = self._more
         max_depth = self.max_depth
-        for segment in segments:
-            if not segment:
+        places: dict[str, tuple[Node, Node | None]] = {}
+        paths: list[str] = []
+        owners: list[str] = []
+        for parent in parents:
+            if not parent or parent.endswith("//"):  # the root URL itself
+                places[parent] = self.root, None
                 continue
-            depth += 1
-            if depth > max_depth:
-                return self._more(node).chain, None
-            children = node.children
-            child = children.get(segment) if children is not None else None
-            if child is None:
-                child = self._child(node, segment)
-                if child is node.more:
-                    return child.chain, None
-            node = child
-        if depth + 1 > max_depth:  # the leaves would be too deep
-            return self._more(node).chain, None
-        return node.chain, node
+            path = parent[parent.find("/", parent.find("//") + 2) + 1 :]
+            if "//" in path or path[:1] == "/":
+                chain, target = self._resolve(parent)
+                places[parent] = chain[-1], (more_of(target) if target is not None else None)
+                continue
+            paths.append(path)
+            owners.append(parent)
+        nodes = list(map(at.get, paths))
+        for parent, node in zip(owners, nodes, strict=True):
+            if node is not None:  # its own node, which has no room for more children
+                if len(node.chain) > max_depth:
+                    places[parent] = node.more or more_of(node), None
+                else:
+                    places[parent] = node, node.more or more_of(node)
+        missing = [i for i, node in enumerate(nodes) if node is None]
+        while missing:
+            ups = [paths[i] for i in missing]
+            ups = [up[: up.rfind("/", 0, -1) + 1] for up in ups]
+            for i, up in zip(missing, ups, strict=True):
+                paths[i] = up
+            found = list(map(at.get, ups))
+            still = []
+            for i, node in zip(missing, found, strict=True):
+                if node is None:
+                    still.append(i)
+                else:  # the nearest ancestor with a node: its "…"
+                    places[owners[i]] = node.more or more_of(node), None
+            missing = still
+        return places
 
     def add_many(
         self,
@@ -208,31 +241,54 @@ class PathTree:
         if not urls:
             return
         bare, parents = split if split is not None else split_many(urls)
-        combos = _combos(parents, kinds, sources, statuses)
         resolve = self._resolve
+        more_of = self._more
+        max_nodes, max_children = self.max_nodes, self.max_children
         open_targets: dict[str, Node] = {}
-        # Added up by the last node of each chain (then counted up its chain) or by the "…"
-        # entry counted alone: the parents of a large site share a few thousand nodes. In
-        # the order each first occurs, so each tally gets its keys in the order it would one
-        # combination at a time (the report lists ties in that order).
-        counts: dict[tuple[Node, Key, bool], int] = {}
-        for (parent, kind, source, status), count in combos.items():
-            chain, target = resolve(parent)
-            key = (kind, source, status)
-            up = chain[-1], key, True
-            counts[up] = counts.get(up, 0) + count
-            if target is None or parent in open_targets:
-                # Open: ``_add_leaves`` counts every URL of this parent, whatever its
-                # combination (a walk in this batch may have filled the node since).
-                continue
-            if self._room(target):
-                open_targets[parent] = target
-            else:
-                alone = self._more(target), key, False
-                counts[alone] = counts.get(alone, 0) + count
-        for (last, key, up_the_chain), count in counts.items():
-            for node in last.chain if up_the_chain else (last,):
+        # Each distinct parent, in the order it first occurs: where its URLs are counted
+        # (the last node of a chain, counted up the chain) and, when its node is full, the
+        # "…" entry its URLs are also counted in. Decided in that order because resolving
+        # a parent may fill a node the next one needs room in.
+        distinct = dict.fromkeys(parents)
+        if self.nodes >= max_nodes:  # full: no node is made, so no order to keep
+            places = self._places_when_full(list(distinct))
+        else:
+            places = {}
+            for parent in distinct:
+                chain, target = resolve(parent)
+                alone = None
+                if target is not None:
+                    children = target.children
+                    if self.nodes < max_nodes and (
+                        children is None or len(children) < max_children
+                    ):
+                        open_targets[parent] = target  # its URLs get nodes: ``_add_leaves``
+                    else:
+                        alone = more_of(target)
+                places[parent] = chain[-1], alone
+        # Then every URL counted by (place, kind, source, status) at C speed, in the order
+        # each first occurs, so each tally gets its keys in the order it would one URL at a
+        # time (the report lists ties in that order).
+        place = map(places.__getitem__, parents)
+        combos: Iterable[tuple[tuple[Node, Node | None], Key, int]]
+        if _same(kinds) and _same(sources) and _same(statuses):
+            key = _first(kinds), _first(sources), _first(statuses)
+            combos = ((p, key, count) for p, count in Counter(place).items())
+        else:
+            n = len(parents)
+            columns = zip(
+                place, _column(kinds, n), _column(sources, n), _column(statuses, n), strict=True
+            )
+            combos = (
+                (p, (kind, source, status), count)
+                for (p, kind, source, status), count in Counter(columns).items()
+            )
+        for (last, alone), key, count in combos:
+            for node in last.chain:
                 tally = node.tally
+                tally[key] = tally.get(key, 0) + count
+            if alone is not None:
+                tally = alone.tally
                 tally[key] = tally.get(key, 0) + count
         if open_targets:
             self._add_leaves(open_targets, bare, parents, kinds, sources, statuses)
