@@ -203,6 +203,26 @@ def test_counts_are_exact_and_independent_of_batching(paths, batch):
     assert {g["label"]: g["count"] for g in one.parent_groups()} == dict(parents)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(path, max_size=60), st.integers(1, 17), st.integers(1, 6), st.integers(1, 3))
+def test_a_full_parent_table_counts_its_parents_and_the_rest_as_untracked(
+    paths, batch, cap, samples
+):
+    """Past ``parent_groups_max`` the parents already in the table keep counting (and
+    sampling, first members first) and every other URL is untracked: none lost."""
+    groups = grouped(paths, batch=batch, parent_groups_max=cap, samples=samples)
+    urls = [SITE + p for p in paths]
+    members = [u for u in urls if u != SITE + "/"]
+    assert len(groups.parents) <= cap
+    tracked = sum(g.count for g in groups.parents.values())
+    assert tracked + groups.parent_untracked == len(members)
+    for parent, group in groups.parents.items():
+        under = [u for u in members if u.rstrip("/").rpartition("/")[0] + "/" == parent]
+        assert group.count == len(under)
+        assert group.representative == under[0]
+        assert group.sampled == sum(group.shapes.values()) == min(samples, len(under))
+
+
 # -- memory -------------------------------------------------------------------------------
 def feed(groups: Groups, make, n: int, batch: int = 1000) -> int:
     tracemalloc.start()
