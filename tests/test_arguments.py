@@ -1,15 +1,12 @@
-"""Spider arguments and profiles: validated once, one clear line on error, exit status 2."""
+"""Spider arguments and profiles: validated once, one clear line on error (exit status 2 on
+the command line: ``tests/e2e/test_arguments.py``)."""
 
 from __future__ import annotations
-
-import subprocess
-import sys
 
 import pytest
 
 from discovery_crawler.arguments import ArgumentError, RunOptions, input_kind
 from discovery_crawler.profiles import available_profiles, load_profile
-from tests.conftest import ROOT
 
 PROFILES = available_profiles()
 
@@ -103,28 +100,9 @@ def test_bad_arguments_name_the_argument(args, name):
     assert str(info.value).startswith(f"argument {name}: ")
 
 
-@pytest.mark.parametrize(
-    ("args", "expected"),
-    [
-        ([], "argument url: missing"),
-        (["-a", "url=https://x.com", "-a", "mode=bogus"], "expected one of auto, sitemap"),
-        (["-a", "url=https://x.com", "-a", "profile=nope"], "default, massive, polite"),
-        (["-a", "url=https://x.com", "-O", "out.xml"], "format 'xml' is not supported"),
-        (["-a", "url=https://x.com", "-a", "verify=1", "-a", "mode=links"], "mode=links reads"),
-        (["-a", "url=https://x.com", "-a", "verify=1", "-s", "VERIFY_METHOD=PUT"], "HEAD or"),
-    ],
-)
-def test_cli_bad_argument_one_line_exit_2(args, expected, tmp_path):
-    """A wrong argument: one line on stderr, status 2, no traceback, no crawl started."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "scrapy", "crawl", "discover", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 2
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("error: argument ")
-    assert expected in lines[0]
+def test_verify_with_links_mode_is_refused_in_one_line():
+    with pytest.raises(ArgumentError) as err:
+        RunOptions.from_arguments(
+            {"url": "https://e.com/", "mode": "links", "verify": "1"}, ("default",)
+        )
+    assert "verify" in str(err.value) and "union" in str(err.value)

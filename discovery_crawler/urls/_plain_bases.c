@@ -9,7 +9,7 @@
  * digits joined by single "-", "." or "_", and none of them exactly a Windows device name
  * (con, prn, aux, nul, com0-9, lpt0-9): slugs.py's _PLAIN_PATH. A plain path's base slug is
  * that text with "." -> "-" and "/" -> "__" ("home" when empty). Any other path gives None,
- * and slugs.py applies the general rules; tests/test_slugs.py checks both agree.
+ * and slugs.py applies the general rules; tests/urls/test_slugs.py checks both agree.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

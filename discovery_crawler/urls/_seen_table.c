@@ -3,7 +3,7 @@
  * Written in C because they were the largest cost left in the spider process on a
  * 1M-URL sitemap: ~1.3 s of Python probe loops (dedup and slug tables), against ~0.1 s
  * here (bench/README.md). seen.py keeps the same loops in Python and uses them when this
- * module was not built; tests/test_seen.py checks the two give the same answers.
+ * module was not built; tests/urls/test_seen.py checks the two give the same answers.
  *
  * The table is an array('q') of fingerprints, 0 marking an empty slot. A key's
  * fingerprint is hash(key), or 1 when that is 0, exactly as in seen.py, so either

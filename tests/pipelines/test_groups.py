@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from discovery_crawler.pipelines.groups import GroupsPipeline
+from discovery_crawler.pipelines.groups import GroupsPipeline, columns
 from tests.pipelines.helpers import build, crawler_for, records_batch, run_for
 
 
@@ -13,3 +13,17 @@ def test_groups_and_tree_on_the_record():
     record = run_for(crawler).record
     assert record.groups is stage.groups and record.tree is stage.tree
     assert record.tree.as_dict()["root"]["count"] == 4
+
+
+def test_columns_of_records():
+    records = [
+        {"url": "https://e.com/a/", "kind": "page", "source": "sitemap"},
+        {"url": "https://e.com/b/", "kind": "page", "source": "link", "status": 200},
+    ]
+    assert columns(records) == (
+        ["https://e.com/a/", "https://e.com/b/"],
+        ["page", "page"],
+        ["sitemap", "link"],
+        [None, 200],
+    )
+    assert columns([{"url": "https://e.com/"}]) == (["https://e.com/"], [None], [None], [None])

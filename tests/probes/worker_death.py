@@ -2,7 +2,7 @@
 
     python tests/probes/worker_death.py crawl discover -a url=… -O feed.jsonl
 
-Used by ``tests/test_sitemap_worker.py`` to show that a worker dying mid-document loses
+Used by ``tests/sitemaps/test_worker.py`` to show that a worker dying mid-document loses
 nothing: the spider re-parses in-process from the entry where the worker stopped.
 """
 

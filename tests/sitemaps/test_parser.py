@@ -809,7 +809,7 @@ def test_generated_multi_window_urlsets_agree(data):
 
 def test_fixture_plain_sitemap_roundtrip():
     """The small fixture urlset under tests/fixtures/unit parses the same on both paths."""
-    path = Path(__file__).parent / "fixtures" / "unit" / "plain-urlset.xml"
+    path = Path(__file__).parent.parent / "fixtures" / "unit" / "plain-urlset.xml"
     entries = assert_paths_agree(path.read_bytes())
     assert entries == [
         Entry("https://example.com/", "2024-01-01", "daily", "1.0"),

@@ -1,21 +1,18 @@
 """The BFS link crawl (SPEC §3, §4 step 4, §10 citations): the real ``links`` spider on a
-hand-made site (tests/fixtures/links, see its README) served on 127.0.0.1, and the pure
-page scan and union tally it is built from."""
+hand-made site (tests/fixtures/links, see its README) served on 127.0.0.1.
+The page scan and the union tally it is built from are tested in ``tests/crawling/``."""
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 
 import pytest
 
-from discovery_crawler.crawling.account import UnionTally
-from discovery_crawler.crawling.extract import anchor_text, scan_html
 from tests.conftest import realdata
 
-SITE = Path(__file__).resolve().parent / "fixtures" / "links" / "site"
+SITE = Path(__file__).resolve().parent.parent / "fixtures" / "links" / "site"
 PLACEHOLDER = "https://example.com"
 PAGES = [
     "/",
@@ -258,50 +255,3 @@ def test_real_23people_bfs_reaches_53_pages(serve, links, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert 50 <= ok_pages(result) <= 56
     assert all(r["status"] == 404 for r in result.records if r["url"].endswith(".md"))
-
-
-# -- pure parts --------------------------------------------------------------------------------
-
-
-def test_scan_html_one_pass():
-    body = (
-        b"<html><head><title> A \n title </title><base href='/x/'>"
-        b"<link rel='Canonical' href='/c/'></head><body>"
-        b"<a href='/1'>One</a><a href='/1'>again</a><a rel='external NoFollow' href='/n'>n</a>"
-        b"<a href='javascript:void(0)'>js</a><a href=' /2 '><img alt='Two'></a><a>no href</a>"
-        b"</body></html>"
-    )
-    scan = scan_html(body, "utf-8")
-    assert scan.title == "A title"
-    assert (scan.base, scan.canonical, scan.nofollow) == ("/x/", "/c/", False)
-    assert [h for h, _ in scan.links] == ["/1", "/2"]
-    assert scan.nofollow_links == 1
-    assert anchor_text(scan.links[1][1]) == "Two"
-
-
-def test_scan_html_bad_input_never_raises():
-    for body in (b"", b"   ", b"\x00\xff\xfe<", b"<html><a href='/x'>", "é".encode("latin-1")):
-        scan_html(body, "utf-8")
-    assert scan_html(b"<meta name=robots content='NOFOLLOW'><a href=/a>a</a>").nofollow
-
-
-def test_anchor_text_collapses_and_caps():
-    scan = scan_html(b"<a href='/a'>" + b"word  \n " * 100 + b"</a>")
-    text = anchor_text(scan.links[0][1])
-    assert text is not None and len(text) == 160 and "  " not in text
-
-
-def test_union_tally_counts_move_exactly():
-    tally = UnionTally(cap=10)
-    tally.listed("https://x/a/", "https://x/a/")
-    tally.listed("https://x/b/", "https://x/b/")
-    tally.linked("https://x/b/", "https://x/b/")
-    tally.linked("https://x/c/", "https://x/c/")
-    tally.linked("https://x/c/", "https://x/c/")
-    out = tally.as_dict()
-    assert (out["sitemap_only"]["count"], out["links_only"]["count"], out["both"]) == (1, 1, 1)
-    assert out["sitemap_only"]["items"] == ["https://x/a/"]
-    assert tally.flags_for("https://x/a") == ["sitemap_only"]  # trailing-slash twin
-    assert tally.flags_for("https://x/c/") == ["links_only"]
-    assert tally.flags_for("https://x/b/") is None
-    assert json.dumps(out)

@@ -34,7 +34,7 @@ from discovery_crawler.output.exporters import (
     json_lines,
     patched_record,
 )
-from discovery_crawler.urls.seen import SeenSet
+from discovery_crawler.urls.seen import RENAMED, SeenSet
 
 SITEMAP = "https://example.com/sitemap.xml"
 
@@ -417,3 +417,51 @@ def test_an_upgraded_record_keeps_its_extra_fields_and_its_sources():
         "https://example.com/s2.xml",
         "https://example.com/s3.xml",
     }
+
+
+def test_patched_record_applies_a_twin_patch_and_keeps_the_crawl_fields():
+    seen = SeenSet()
+    written = {
+        "url": "https://x/a",
+        "source": "link",
+        "sitemap": None,
+        "sources": [],
+        "lastmod": None,
+        "priority": None,
+        "changefreq": None,
+        "alternates": None,
+        "via": "link",
+        "found_on": "https://x/",
+        "anchor": "A",
+        "depth": 1,
+        "title": "A",
+        "status": 200,
+        "refusal": None,
+        "kind": "page",
+        "flags": None,
+        "slug": "a",
+        "score": 10,
+        "change": "new",
+        "redirected_to": "https://x/b/",
+    }
+    seen.twins.wrote("https://x/a/", "https://x/a")
+    seen.twins.sighted("https://x/a/", "https://x/a/")
+    obj = patched_record(dict(written), seen)
+    assert obj is not None
+    assert (obj["url"], obj["aliases"], obj["title"]) == ("https://x/a/", ["https://x/a"], "A")
+    assert list(obj)[-2:] == ["aliases", "redirected_to"]  # the feed's field order
+    # a full upgrade (the dedup stage's slash listing) keeps what the crawl wrote
+    listing = {k: written[k] for k in list(written)[:8]} | {"url": "https://x/a/"}
+    listing.update(source="sitemap", sitemap="https://x/s.xml", lastmod="2024-01-01")
+    other = SeenSet()
+    other.twins.wrote("https://x/a/", "https://x/a")
+    assert other.twins.sighted("https://x/a/", "https://x/a/", listing) == RENAMED
+    obj = patched_record(dict(written), other)
+    assert obj is not None
+    assert (obj["url"], obj["lastmod"], obj["title"], obj["status"]) == (
+        "https://x/a/",
+        "2024-01-01",
+        "A",
+        200,
+    )
+    assert obj["aliases"] == ["https://x/a"] and obj["redirected_to"] == "https://x/b/"

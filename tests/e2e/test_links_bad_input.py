@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import CrawlResult, run_discover
+from tests.e2e.test_robots_middleware import Server
 from tests.refusal_site import RefusalSite
 from tests.test_rendering import require_browser
-from tests.test_robots_middleware import Server
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 Route = tuple[int, bytes, dict[str, str], float]

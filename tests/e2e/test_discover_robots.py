@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 
-from tests.test_robots_middleware import Server, server  # noqa: F401  (fixture)
+from tests.e2e.test_robots_middleware import Server, server  # noqa: F401  (fixture)
 
 SITEMAP = (
     b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'

@@ -1,10 +1,16 @@
 """Scoring and selection end to end (SPEC §8): ``scrapy crawl discover`` on a hand-made
 sitemap served on loopback (``fixtures/selection``: 38 URLs shaped like the design note's
-example), and on the real MkDocs handbook sitemap from ../shared/realdata."""
+example), on the real MkDocs handbook sitemap from ../shared/realdata, and the default
+selection (cap 5) of each built site in ../shared/realdata/sites: at least three distinct
+templates — home, a listing, an article, and a form page where the site has one."""
 
 from __future__ import annotations
 
+import pytest
+
+from discovery_crawler.selection.paths import url_path
 from tests.conftest import FIXTURES, realdata
+from tests.selection.test_realdata import SITES
 
 SITE = "https://example.com"
 
@@ -133,3 +139,25 @@ def test_real_mkdocs_handbook_covers_three_templates(serve, discover):
     assert len(sel["templates"]) >= 3
     assert not any("fewer than 3" in w for w in sel["warnings"])
     assert "Selecting 5 highest-priority pages:" in result.stderr
+
+
+@pytest.mark.parametrize("name", sorted(SITES))
+def test_default_selection_covers_three_templates(serve, discover, tmp_path, name):
+    from discovery_crawler.site_server import unpack_site
+
+    rewrite, must = SITES[name]
+    root = unpack_site(realdata("sites", name, "site.tar.xz"), tmp_path / "site")
+    server = serve(root, rewrite=rewrite)
+    result = discover(server.url("/"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    selection = result.run["selection"]
+    assert (selection["cap"], selection["cap_source"]) == (5, "default")
+    kept = selection["kept"]["items"]
+    assert len(kept) == 5
+    types = [k["type"] for k in kept]
+    assert len(set(types)) >= 3, types
+    assert must <= set(types), (must - set(types), [(k["type"], k["url"]) for k in kept])
+    assert set(types) <= set(selection["templates"])
+    assert not any("template" in w for w in selection["warnings"])
+    home = next(k for k in kept if k["type"] == "home")
+    assert url_path(home["url"]) in ("/", "/index.html")

@@ -10,7 +10,6 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 from discovery_crawler.extensions.gc_tuning import GcTuning
-from tests.conftest import run_discover, serve_pages_sitemap
 
 
 def test_the_threshold_holds_while_the_spider_runs_and_the_old_one_comes_back():
@@ -43,11 +42,3 @@ def test_a_zero_threshold_leaves_the_collector_alone():
     crawler = get_crawler(Spider, settings_dict={"GC_GEN0_THRESHOLD": 0})
     with pytest.raises(NotConfigured):
         GcTuning.from_crawler(crawler)
-
-
-def test_a_crawl_reports_its_collections(serve, tmp_path):
-    result = run_discover(serve_pages_sitemap(serve, tmp_path / "site", 5), tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert len(result.records) == 5
-    assert "'gc/collections':" in result.stderr
-    assert "TelnetConsole" not in result.stderr and "RemoteControl" not in result.stderr

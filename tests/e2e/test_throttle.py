@@ -1,7 +1,6 @@
 """The per-host throttle (SPEC §6), measured at the server: a loopback server records the
 arrival time of every request (monotonic clock, in its own thread) while a real crawl with
-8 concurrent requests runs against it as a subprocess. Then the pure arithmetic: Retry-After
-parsing and host intervals."""
+8 concurrent requests runs against it as a subprocess."""
 
 from __future__ import annotations
 
@@ -12,29 +11,19 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime, formatdate
+from email.utils import formatdate
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from discovery_crawler.arguments import RunOptions
-from discovery_crawler.extensions.host_intervals import (
-    HostIntervals,
-    effective_interval,
-    parse_http_date,
-    parse_retry_after,
-    valid_seconds,
-)
-from discovery_crawler.profiles import available_profiles
-from discovery_crawler.run_record import RunRecord
+ROOT = Path(__file__).resolve().parents[2]
 
-ROOT = Path(__file__).resolve().parent.parent
-PROBE = Path(__file__).resolve().parent / "fixtures" / "throttle" / "probe_spider.py"
+
+PROBE = Path(__file__).resolve().parent.parent / "fixtures" / "throttle" / "probe_spider.py"
+
+
 JITTER = 0.03  # seconds of scheduling noise allowed below an interval
 
 
@@ -269,152 +258,5 @@ def test_retry_after_backs_the_host_off(arrival_server, tmp_path):
     assert "127.0.0.1 answered 429 with Retry-After; no request to it for 1.0s" in result["log"]
 
 
-# -- pure parts -------------------------------------------------------------------------------
-NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        ("120", 120.0),
-        (" 5 ", 5.0),
-        (b"7", 7.0),
-        ("0", 0.0),
-        ("1.5", 1.5),
-        (format_datetime(NOW + timedelta(seconds=30), usegmt=True), 30.0),
-        ("Saturday, 01-Mar-25 12:00:45 GMT", 45.0),  # RFC 850
-        ("Sat Mar  1 12:01:00 2025", 60.0),  # asctime
-        (format_datetime(NOW - timedelta(hours=1), usegmt=True), 0.0),  # past: no wait
-    ],
-)
-def test_retry_after_values(value, expected):
-    assert parse_retry_after(value, NOW) == expected
-
-
-@pytest.mark.parametrize(
-    "value",
-    [None, "", "  ", "-5", "+5", "soon", "5s", "1e3", "nan", "inf", "Wed, 99 Foo 2015", "9" * 400],
-)
-def test_retry_after_garbage_is_none(value):
-    assert parse_retry_after(value, NOW) is None
-
-
-def test_retry_after_date_without_reference_uses_the_wall_clock():
-    value = format_datetime(datetime.now(UTC) + timedelta(seconds=100), usegmt=True)
-    assert 98 <= parse_retry_after(value) <= 100
-
-
-def test_http_date():
-    assert parse_http_date(b"Sat, 01 Mar 2025 12:00:00 GMT") == NOW
-    assert parse_http_date("yesterday") is None
-    assert parse_http_date(None) is None
-
-
-@given(st.text())
-def test_retry_after_never_raises(value):
-    seconds = parse_retry_after(value, NOW)
-    assert seconds is None or seconds >= 0
-
-
-@given(st.integers(min_value=0, max_value=10**9))
-def test_retry_after_seconds_round_trip(n):
-    assert parse_retry_after(str(n), NOW) == n
-
-
-@pytest.mark.parametrize(
-    ("base", "crawl_delay", "cap", "expected"),
-    [
-        (1.0, None, 30, 1.0),
-        (1.0, 0.5, 30, 1.0),  # a smaller Crawl-delay does not speed up
-        (1.0, 5, 30, 5.0),
-        (1.0, 60, 30, 30.0),  # capped
-        (0.0, 2, 30, 2.0),  # HOST_INTERVAL=0 still honours Crawl-delay
-        (1.0, 5, 0, 1.0),  # MAX_CRAWL_DELAY=0 ignores it
-        (-1.0, None, 30, 0.0),
-    ],
-)
-def test_effective_interval(base, crawl_delay, cap, expected):
-    assert effective_interval(base, crawl_delay, cap) == expected
-
-
-@given(
-    st.floats(0, 100, allow_nan=False),
-    st.none() | st.floats(0, 1000, allow_nan=False),
-    st.floats(0, 100, allow_nan=False),
-)
-def test_effective_interval_bounds(base, crawl_delay, cap):
-    interval = effective_interval(base, crawl_delay, cap)
-    assert interval >= base
-    assert interval <= max(base, cap)
-
-
-def test_valid_seconds():
-    assert valid_seconds("2.5") == 2.5
-    assert valid_seconds(3) == 3.0
-    for bad in (None, "x", -1, float("nan"), float("inf"), True):
-        assert valid_seconds(bad) is None
-
-
-def test_host_intervals_crawl_delay_changes():
-    intervals = HostIntervals(1.0, max_crawl_delay=10, overrides={"Slow.Example": 3.0})
-    assert intervals.interval_for("slow.example") == 3.0
-    assert intervals.interval_for("a.example") == 1.0
-    change = intervals.set_crawl_delay("a.example", 4.0, "https://a.example")
-    assert change is not None and (change.old, change.new, change.capped) == (1.0, 4.0, False)
-    assert intervals.set_crawl_delay("a.example", 4.0, "https://a.example") is None  # same
-    # the largest Crawl-delay among a host's origins applies, capped
-    change = intervals.set_crawl_delay("a.example", 20.0, "http://a.example")
-    assert change is not None and (change.new, change.crawl_delay, change.capped) == (
-        10.0,
-        20.0,
-        True,
-    )
-    assert intervals.set_crawl_delay("a.example", 2.0, "https://a.example") is None
-    change = intervals.set_crawl_delay("a.example", None, "http://a.example")
-    assert change is not None and change.new == 2.0 and change.old == 10.0
-    # below the base: recorded, no change to the interval
-    assert intervals.set_crawl_delay("slow.example", 1.0) is None
-    assert intervals.as_dict()["hosts"]["slow.example"]["interval"] == 3.0
-
-
-def test_host_intervals_back_off():
-    intervals = HostIntervals(0.5, max_retry_after=60)
-    assert intervals.not_before("a") == 0.0
-    assert intervals.back_off("a", 10, now=100.0) == (10, False)
-    assert intervals.not_before("a") == 110.0
-    assert intervals.back_off("a", 1, now=101.0) == (1, False)
-    assert intervals.not_before("a") == 110.0  # a shorter one never shortens it
-    assert intervals.back_off("a", 3600, now=102.0) == (60, True)
-    assert intervals.not_before("a") == 162.0
-    assert intervals.not_before("b") == 0.0
-    entry = intervals.as_dict()["hosts"]["a"]
-    assert (entry["retry_after"], entry["retry_after_max"], entry["retry_after_capped"]) == (
-        3,
-        3600,
-        1,
-    )
-
-
-def test_summary_lists_notable_hosts_up_to_the_cap():
-    intervals = HostIntervals(1.0, list_cap=2)
-    for i in range(5):
-        intervals.set_crawl_delay(f"h{i}", 3.0)
-    intervals.state("quiet")
-    summary = intervals.as_dict()
-    assert summary["hosts_seen"] == 6
-    assert summary["hosts_notable"] == 5
-    assert summary["hosts_listed"] == len(summary["hosts"]) == 2
-
-
 def test_arrival_gaps_helper():
     assert gaps([1.0, 1.5, 3.0]) == [0.5, 1.5]
-
-
-def test_run_record_carries_the_summary():
-    """The crawl log's run entry has the throttle's summary when the throttle ran."""
-    options = RunOptions.from_arguments({"url": "https://example.com/"}, available_profiles())
-    record = RunRecord(options, {})
-    assert record.as_dict()["throttle"] is None
-    record.throttle = HostIntervals(1.0)
-    record.throttle.set_crawl_delay("example.com", 4.0)
-    assert record.as_dict()["throttle"]["hosts"]["example.com"]["interval"] == 4.0

@@ -1,9 +1,9 @@
-"""The groups stage end to end: ``scrapy crawl discover`` on a loopback site; the crawl
-log carries ``groups`` and ``tree``, the summary the groups line."""
+"""The groups stage end to end (built on its own: ``tests/pipelines/test_groups.py``): ``scrapy
+crawl discover`` on a loopback site; the crawl log carries ``groups`` and ``tree``, the
+summary the groups line."""
 
 from __future__ import annotations
 
-from discovery_crawler.pipelines.groups import columns
 from tests.conftest import FIXTURES
 
 SITE = FIXTURES / "groups" / "site"
@@ -29,17 +29,3 @@ def test_crawl_log_and_summary_carry_groups_and_tree(serve, discover):
     blog = next(c for c in tree["root"]["children"] if c["name"] == "blog")
     assert blog["count"] == 5 and blog["kinds"] == {"page": 5}
     assert "Groups (3): blog 5, docs 4, other 3" in result.stderr
-
-
-def test_columns_of_records():
-    records = [
-        {"url": "https://e.com/a/", "kind": "page", "source": "sitemap"},
-        {"url": "https://e.com/b/", "kind": "page", "source": "link", "status": 200},
-    ]
-    assert columns(records) == (
-        ["https://e.com/a/", "https://e.com/b/"],
-        ["page", "page"],
-        ["sitemap", "link"],
-        [None, 200],
-    )
-    assert columns([{"url": "https://e.com/"}]) == (["https://e.com/"], [None], [None], [None])

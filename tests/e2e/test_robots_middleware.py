@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-SPIDER = Path(__file__).parent / "fixtures" / "robots" / "robots_spider.py"
+SPIDER = Path(__file__).parent.parent / "fixtures" / "robots" / "robots_spider.py"
 PAGE = (200, b"<html><body>page</body></html>", {"Content-Type": "text/html"}, 0.0)
 
 

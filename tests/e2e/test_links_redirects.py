@@ -2,8 +2,10 @@
 2-4; SPEC §5 rule 7): the real spiders (``discover`` in links and union modes, ``links``)
 against sites shaped like what Docusaurus, Hugo and Gatsby build (tests/fixtures/generators,
 see its README) served as real static hosts serve them (a folder without its slash answers
-301 to the slash form), and a scriptable server for redirect loops. Then the pure parts:
-the refresh parser, the seen-set's twin bookkeeping, the feed patch."""
+301 to the slash form), and a scriptable server for redirect loops.
+The pure parts are tested beside their modules: the refresh parser
+(``crawling/test_extract.py``), the seen-set's twin bookkeeping (``urls/test_seen.py``), the
+feed patch (``output/test_exporters.py``)."""
 
 from __future__ import annotations
 
@@ -15,13 +17,10 @@ from typing import Any
 
 import pytest
 
-from discovery_crawler.crawling.extract import refresh_target, scan_html
-from discovery_crawler.output.exporters import patched_record
-from discovery_crawler.urls.seen import ALIASED, RENAMED, SeenSet, settled_form
 from tests.conftest import FIXTURES, CrawlResult, run_discover
-from tests.test_links import _unpack
-from tests.test_links_bad_input import HTML, Routes, crawl, page, pages, redirect
-from tests.test_robots_middleware import Server
+from tests.e2e.test_links import _unpack
+from tests.e2e.test_links_bad_input import HTML, Routes, crawl, page, pages, redirect
+from tests.e2e.test_robots_middleware import Server
 
 GENERATORS = FIXTURES / "generators"
 PLACEHOLDER = "https://example.com"
@@ -480,120 +479,6 @@ def test_real_hugo_menu_links_without_the_slash_are_followed(serve, discover, tm
     for path in ("/post/", "/publication/", "/en/post/", "/en/publication/"):
         assert recs[path]["status"] == 200 and recs[path]["aliases"] == [o + path[:-1]], path
     assert result.discovery["counts"]["slash_redirects"] >= 4
-
-
-# -- pure parts --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("content", "expected"),
-    [
-        ("0; url=/x/", (0.0, "/x/")),
-        ("0;URL='/x/'", (0.0, "/x/")),
-        ('3 , url = "a b"', (3.0, "a b")),
-        ("0;/next", (0.0, "/next")),  # the HTML standard allows it; w3lib does not
-        ("0 url=/w", (0.0, "/w")),
-        ("0.5; url=/z?q=1", (0.0, "/z?q=1")),
-        ("300", None),  # a reload, no redirect
-        ("0; url=", None),
-        ("soon", None),
-    ],
-)
-def test_refresh_target(content, expected):
-    assert refresh_target(content) == expected
-
-
-def test_scan_html_reads_the_first_refresh_outside_noscript():
-    body = (
-        b"<html><head><noscript><meta http-equiv=refresh content='0;url=/nojs'></noscript>"
-        b"<meta http-equiv='Refresh' content='5; url=/v3/'><meta http-equiv=refresh "
-        b"content='0;url=/second'></head><body><a href=/a>a</a></body></html>"
-    )
-    scan = scan_html(body)
-    assert (scan.refresh, scan.refresh_delay, [h for h, _ in scan.links]) == ("/v3/", 5.0, ["/a"])
-    assert scan_html(body, refresh_ignore=()).refresh == "/nojs"
-    assert scan_html(b"<meta http-equiv=refresh content=60><title>t</title>").refresh is None
-
-
-def test_twins_rule_7_in_both_orders_and_while_pending():
-    seen = SeenSet()
-    twins = seen.twins
-    # written slashless, slash form met: renamed (a patch), counted once
-    twins.wrote("https://x/a/", "https://x/a")
-    assert twins.sighted("https://x/a/", "https://x/a/") == RENAMED
-    assert twins.sighted("https://x/a/", "https://x/a/") is None
-    patch = seen.upgrades[hash("https://x/a/")]
-    assert dict(patch) == {"url": "https://x/a/", "aliases": ["https://x/a"]}
-    # written in the slash form, slashless met: noted
-    assert twins.sighted("https://x/b/", "https://x/b") == ALIASED
-    # fixed by a canonical without the slash: keeps it, notes the slash form
-    twins.wrote("https://x/c/", "https://x/c", fixed=True)
-    assert twins.sighted("https://x/c/", "https://x/c/") == ALIASED
-    assert seen.upgrades[hash("https://x/c/")]["url"] == "https://x/c"
-    # a file's slash twin is not looked for; its slashless form met again is no twin
-    twins.wrote("https://x/f.pdf/", "https://x/f.pdf", file=True)
-    assert twins.sighted("https://x/f.pdf/", "https://x/f.pdf") is None
-    # requested, not recorded yet: the forms wait for the record
-    twins.expect("https://x/d/", "https://x/d")
-    assert twins.sighted("https://x/d/", "https://x/d/") is None
-    forms = twins.settle("https://x/d/")
-    assert forms == ["https://x/d/"]
-    assert settled_form("https://x/d", "https://x/d/", [], forms, fixed=False) == (
-        "https://x/d/",
-        ["https://x/d"],
-    )
-    assert settled_form("https://x/d", "https://x/d/", [], forms, fixed=True) == (
-        "https://x/d",
-        ["https://x/d/"],
-    )
-
-
-def test_patched_record_applies_a_twin_patch_and_keeps_the_crawl_fields():
-    seen = SeenSet()
-    written = {
-        "url": "https://x/a",
-        "source": "link",
-        "sitemap": None,
-        "sources": [],
-        "lastmod": None,
-        "priority": None,
-        "changefreq": None,
-        "alternates": None,
-        "via": "link",
-        "found_on": "https://x/",
-        "anchor": "A",
-        "depth": 1,
-        "title": "A",
-        "status": 200,
-        "refusal": None,
-        "kind": "page",
-        "flags": None,
-        "slug": "a",
-        "score": 10,
-        "change": "new",
-        "redirected_to": "https://x/b/",
-    }
-    seen.twins.wrote("https://x/a/", "https://x/a")
-    seen.twins.sighted("https://x/a/", "https://x/a/")
-    obj = patched_record(dict(written), seen)
-    assert obj is not None
-    assert (obj["url"], obj["aliases"], obj["title"]) == ("https://x/a/", ["https://x/a"], "A")
-    assert list(obj)[-2:] == ["aliases", "redirected_to"]  # the feed's field order
-    # a full upgrade (the dedup stage's slash listing) keeps what the crawl wrote
-    listing = {k: written[k] for k in list(written)[:8]} | {"url": "https://x/a/"}
-    listing.update(source="sitemap", sitemap="https://x/s.xml", lastmod="2024-01-01")
-    other = SeenSet()
-    other.twins.wrote("https://x/a/", "https://x/a")
-    assert other.twins.sighted("https://x/a/", "https://x/a/", listing) == RENAMED
-    obj = patched_record(dict(written), other)
-    assert obj is not None
-    assert (obj["url"], obj["lastmod"], obj["title"], obj["status"]) == (
-        "https://x/a/",
-        "2024-01-01",
-        "A",
-        200,
-    )
-    assert obj["aliases"] == ["https://x/a"] and obj["redirected_to"] == "https://x/b/"
 
 
 # -- canonicals naming another page ----------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 
 from discovery_crawler.settings import SITEMAP_CONVENTIONAL_PATHS
 from tests.conftest import realdata
-from tests.test_links import PLACEHOLDER, SITE, _unpack, by_path
+from tests.e2e.test_links import PLACEHOLDER, SITE, _unpack, by_path
 
 SITEMAP = """<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">

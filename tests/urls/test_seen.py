@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from discovery_crawler.urls import seen as seen_module
-from discovery_crawler.urls.seen import SeenSet, fingerprint
+from discovery_crawler.urls.seen import ALIASED, RENAMED, SeenSet, fingerprint, settled_form
 from tests import conftest
 
 MIN_SLOTS = seen_module._MIN_SLOTS
@@ -194,3 +194,36 @@ def test_add_many_takes_any_iterable():
     assert seen.add_many(("a", "b", "a")) == [True, True, False]
     assert seen.add_many(u for u in ["b", "c"]) == [False, True]
     assert seen.add_many(["c", "d"]) == [False, True]
+
+
+def test_twins_rule_7_in_both_orders_and_while_pending():
+    seen = SeenSet()
+    twins = seen.twins
+    # written slashless, slash form met: renamed (a patch), counted once
+    twins.wrote("https://x/a/", "https://x/a")
+    assert twins.sighted("https://x/a/", "https://x/a/") == RENAMED
+    assert twins.sighted("https://x/a/", "https://x/a/") is None
+    patch = seen.upgrades[hash("https://x/a/")]
+    assert dict(patch) == {"url": "https://x/a/", "aliases": ["https://x/a"]}
+    # written in the slash form, slashless met: noted
+    assert twins.sighted("https://x/b/", "https://x/b") == ALIASED
+    # fixed by a canonical without the slash: keeps it, notes the slash form
+    twins.wrote("https://x/c/", "https://x/c", fixed=True)
+    assert twins.sighted("https://x/c/", "https://x/c/") == ALIASED
+    assert seen.upgrades[hash("https://x/c/")]["url"] == "https://x/c"
+    # a file's slash twin is not looked for; its slashless form met again is no twin
+    twins.wrote("https://x/f.pdf/", "https://x/f.pdf", file=True)
+    assert twins.sighted("https://x/f.pdf/", "https://x/f.pdf") is None
+    # requested, not recorded yet: the forms wait for the record
+    twins.expect("https://x/d/", "https://x/d")
+    assert twins.sighted("https://x/d/", "https://x/d/") is None
+    forms = twins.settle("https://x/d/")
+    assert forms == ["https://x/d/"]
+    assert settled_form("https://x/d", "https://x/d/", [], forms, fixed=False) == (
+        "https://x/d/",
+        ["https://x/d"],
+    )
+    assert settled_form("https://x/d", "https://x/d/", [], forms, fixed=True) == (
+        "https://x/d",
+        ["https://x/d/"],
+    )
