@@ -66,8 +66,12 @@ class RunEntry:
 
     @staticmethod
     def apply_profile(options: RunOptions, settings: BaseSettings) -> None:
-        """The profile's defaults, at spider priority (``-s`` still wins)."""
+        """The profile's defaults, at spider priority (``-s`` still wins). The run's owner
+        is put back in ``EXTENSIONS`` when a ``-s EXTENSIONS=…`` replaced the project's
+        (the run cannot go without it, and a user adding an extension does not mean to
+        remove it)."""
         settings.setdict(load_profile(options.profile), priority="spider")
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", DiscoveryRun, 0)
 
     def describe_run(self, arguments: dict[str, Any], mode: str) -> None:
         """Tell the run's owner what to run (``DISCOVERY_RUN``), as plain data."""

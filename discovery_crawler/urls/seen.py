@@ -256,7 +256,9 @@ class SeenSet:
         self._resize(int(count / 0.65) + 1)
 
     def _grow(self) -> None:
-        self._resize(self._size * 2)
+        # By half, not double: past a reserve (an estimate a little short, a sitemap's
+        # hreflang alternates) doubling would leave two thirds of a large table empty.
+        self._resize(self._size + self._size // 2)
 
     def _resize(self, size: int) -> None:
         self.resizes += 1
