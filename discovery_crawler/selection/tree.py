@@ -139,7 +139,7 @@ class PathTree:
             return root.chain, None
         rest = parent[parent.find("/", parent.find("//") + 2) + 1 :]
         more = root.more
-        if rest and more is not None:
+        if more is not None and rest[:1] not in ("", "/"):  # ("//x/": the walk skips it)
             children = root.children
             if children is None or rest[: rest.find("/")] not in children:
                 # The common case on a site with very many top-level sections: the root

@@ -637,8 +637,8 @@ def _big_site(root: Path, children: int, per_child: int) -> int:
 
 def test_the_tables_are_sized_once_for_the_urls_the_sitemaps_promise(serve, tmp_path):
     """After the first urlset the spider expects 4 × 25,000 URLs (``urls_expected``): the
-    slug table resizes once, to 153,847 slots, where doubling as URLs arrive takes two
-    resizes (at 45,875 and 91,750 of its first 65,536 and 131,072 slots) to 262,144 slots;
+    slug table resizes once, to 153,847 slots, where growing by half as URLs arrive takes two
+    resizes (at 45,875 and 68,812 of its first 65,536 and 98,304 slots) to 147,456 slots;
     the inventory is the same."""
     from tests.conftest import run_discover
 
@@ -654,7 +654,7 @@ def test_the_tables_are_sized_once_for_the_urls_the_sitemaps_promise(serve, tmp_
     assert "'discovery/tables/slugs_bytes': 1230776," in sized.stderr  # 100,000 / 0.65 slots
     assert "urls_expected" not in grown.stderr
     assert "'discovery/tables/slugs_resizes': 2," in grown.stderr
-    assert "'discovery/tables/slugs_bytes': 2097152," in grown.stderr  # 262,144 slots
+    assert "'discovery/tables/slugs_bytes': 1179648," in grown.stderr  # 147,456 slots
     assert "'discovery/tables/seen_resizes': 0," in sized.stderr  # 1M slots hold 100k
     assert len(sized.urls) == total
     assert _feed_lines(sized) == _feed_lines(grown)
