@@ -290,16 +290,28 @@ class Rater:
         self._kw_multi = any(_SPLIT_SEP(w) for w in words if w)
 
     def _prefix(self, prefix: str) -> _Prefix:
-        """The facts of a prefix (``a/b``, stripped, lowercased): its segments folded from
-        the root, each step (a state and a segment) cached, so a prefix never seen costs a
-        dictionary look-up per segment (a sitemap has very many distinct prefixes made of
-        a few thousand segments)."""
-        steps = self._steps
-        sid = 0  # the root's state
-        for seg in prefix.split("/"):
-            if seg:
-                nxt = steps.get((sid, seg))
-                sid = nxt if nxt is not None else self._step(sid, seg)
+        """The facts of a prefix (``a/b``, stripped, lowercased): its parent prefix's (``a``,
+        remembered, else worked out the same way) and one step through its last segment,
+        each step (a state and a segment) cached, so a prefix never seen costs about a
+        dictionary look-up (a sitemap has very many distinct prefixes made of a few
+        thousand segments, and their parents are shared)."""
+        up, _, seg = prefix.rpartition("/")
+        if not up:
+            sid = 0  # the root's state
+        elif (info := self._prefixes.get(up)) is not None:
+            sid = info[5]
+        elif up.count("/") < 32:
+            sid = self._prefix(up)[5]
+        else:  # a very deep path: folded from the root, no recursion
+            steps = self._steps
+            sid = 0
+            for part in up.split("/"):
+                if part:
+                    nxt = steps.get((sid, part))
+                    sid = nxt if nxt is not None else self._step(sid, part)
+        if seg:
+            nxt = self._steps.get((sid, seg))
+            sid = nxt if nxt is not None else self._step(sid, seg)
         info = self._infos[sid]
         if len(self._prefixes) >= CACHE_LIMIT:
             self._prefixes.clear()
@@ -308,14 +320,18 @@ class Rater:
 
     def _step(self, sid: int, seg: str) -> int:
         """The state (its number) after ``seg`` from state ``sid``."""
-        if len(self._steps) >= CACHE_LIMIT or len(self._states) >= CACHE_LIMIT:
-            self._forget()
         state = self._extend(self._states[sid], seg)
         nid = self._state_ids.get(state)
         if nid is None:
             nid = self._new_state(state)
         self._steps[(sid, seg)] = nid
         return nid
+
+    def _bound(self) -> None:
+        """Start the numbered states over when they are many, between batches only (a
+        state's number stays valid through a batch; memory stays bounded)."""
+        if len(self._steps) >= CACHE_LIMIT or len(self._states) >= CACHE_LIMIT:
+            self._forget()
 
     def _new_state(self, state: _State) -> int:
         n_segs, keyword, content, date_like, marker, form, data, _tail, taxonomy = state
@@ -437,6 +453,7 @@ class Rater:
         """``rate_many`` over columns (the sitemap worker has no record dicts). ``records``:
         the columns' records, which the full rules read (a title a page-level record may
         hold even in a sitemap batch); ``fetched`` as in ``rate_many``."""
+        self._bound()
         if (
             len(urls) >= _BULK_MIN
             and not (fetched and records is not None)
@@ -517,17 +534,16 @@ class Rater:
             points = {p: _priority_total(p) for p in set(priorities)}
         except TypeError:  # an unhashable priority (a record's own): the per-URL rules
             return None
-        prefixes = self._prefixes
-        distinct = set(heads)
-        distinct.discard("")
-        for _ in range(2):  # again if the caches started over meanwhile: one numbering
-            generation = self._generation
-            states = {"": -1}  # a one-segment URL: rated apart (odd)
-            for head in distinct:
-                info = prefixes.get(head)
-                states[head] = (info if info is not None else self._prefix(head))[5]
-            if generation == self._generation:
-                break
+        distinct = list(set(heads).difference(("",)))
+        found = list(map(self._prefixes.get, distinct))
+        if None in found:
+            prefix = self._prefix
+            found = [
+                info if info is not None else prefix(head)
+                for head, info in zip(distinct, found, strict=True)
+            ]
+        states = dict(zip(distinct, [info[5] for info in found], strict=True))
+        states[""] = -1  # a one-segment URL: rated apart (odd)
         # What a URL gets depends on its prefix's state, whether its changefreq is a busy one
         # and whether its last segment has three words or more: worked out once per
         # distinct triple (kept across batches), then mapped in C.

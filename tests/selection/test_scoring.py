@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from discovery_crawler.selection import scoring
 from discovery_crawler.selection.checklist import page_type
 from discovery_crawler.selection.paths import keyword_matcher, path_facts
 from discovery_crawler.selection.scoring import Rater, priority_points, score_record, score_url
@@ -387,3 +388,19 @@ def test_batches_the_whole_batch_path_leaves_to_the_per_url_rules():
         assert rater.rate_columns(urls, [None] * 20, [None] * 20) == rater._rate_each(
             urls, *args[:2], None, None, False
         )
+
+
+def test_the_caches_start_over_between_batches_and_the_totals_stay_the_reference(monkeypatch):
+    """A site with very many distinct prefix segments (ids in the middle of paths) fills
+    the numbered states: they start over between batches, never in the middle of one (a
+    state's number from before would name nothing), and every total is ``score_url``'s;
+    a prefix of hundreds of segments is folded without recursion."""
+    monkeypatch.setattr(scoring, "CACHE_LIMIT", 40)
+    deep = ["https://h/" + "/".join(f"s{j}" for j in range(300)) + f"/p{i}" for i in range(50)]
+    urls = [f"https://h/u{i}/x{i * 7919 % 10007}/y{i % 9}/post-a-b" for i in range(4000)] + deep
+    rater = scoring.Rater()
+    for start in range(0, len(urls), 100):
+        batch = urls[start : start + 100]
+        totals, _, _ = rater.rate_columns(batch, [None] * len(batch), [None] * len(batch))
+        assert totals == [scoring.score_url(u).total for u in batch]
+    assert rater._generation > 1
