@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.conftest import run_discover, serve_pages_sitemap
 from tests.extensions.test_malloc_trim import need_glibc
 
@@ -27,3 +29,17 @@ def test_a_crawl_trims_while_it_runs_and_reports_it(serve, tmp_path):
     assert "'memory/trim_seconds':" in on.stderr
     assert "memory/trims" not in off.stderr
     assert on.urls == off.urls and len(on.urls) == 20_000
+
+
+def test_a_users_extensions_setting_keeps_the_run(serve, tmp_path):
+    """``-s EXTENSIONS={…}`` replaces the project's dict, as Scrapy does: the user's
+    extension runs and the run's owner (``DiscoveryRun``) is put back, so the crawl is the
+    same as without it (it used to fail with an error per signal and an empty feed)."""
+    url = serve_pages_sitemap(serve, tmp_path / "site", 5)
+    mine = json.dumps({"scrapy.extensions.corestats.CoreStats": 0})
+    result = run_discover(url, tmp_path / "mine", settings={"EXTENSIONS": mine})
+    plain = run_discover(url, tmp_path / "plain")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "no run (is DiscoveryRun in EXTENSIONS?)" not in result.stderr
+    assert sorted(result.urls) == sorted(plain.urls) and len(result.urls) == 5
+    assert result.crawl_log["runs"][-1]["status"] == plain.crawl_log["runs"][-1]["status"]
