@@ -457,31 +457,39 @@ class Listed(NamedTuple):
     facts: tuple[Any, ...] | None
 
 
+def _fact_columns(
+    batch: WorkedBatch, heads: list[str], tails: list[str] | None, states: list[str] | None
+) -> list[list[Any]]:
+    """The batch's ``worked_facts`` columns, decoded, in their order (``''`` for a line's
+    tail and state entry the worker did not write)."""
+    n = batch.n
+    blank = [""] * n
+    return [
+        batch.totals,
+        _split(batch.types, n),
+        [slot or None for slot in _split(batch.slots, n)],
+        _split(batch.bases, n),
+        heads,
+        _split(batch.kinds, n),
+        _verdicts(batch.decisions, n),
+        [name or None for name in _split(batch.junk, n)],
+        tails if tails is not None else blank,
+        states if states is not None else blank,
+    ]
+
+
 def entries_of(batch: WorkedBatch) -> list[Listed]:
     """A ``worked_batch`` as the normalize stage's entries (``Listed``): ``facts`` is what
     the worker worked out (``worked_facts``: the ``UrlFacts`` fields after the values
     they were worked out from), an empty head when there is none and a None decision
     when the worker did not know the site yet."""
     n = batch.n
-    blank = [""] * n
     heads = _split(batch.heads, n)
     for i in batch.alternates:  # the normalize stage normalizes them here, and the head
         heads[i] = ""
-    facts: list[Any] = list(
-        zip(
-            batch.totals,
-            _split(batch.types, n),
-            [slot or None for slot in _split(batch.slots, n)],
-            _split(batch.bases, n),
-            heads,
-            _split(batch.kinds, n),
-            _verdicts(batch.decisions, n),
-            [name or None for name in _split(batch.junk, n)],
-            _split(batch.tails, n) if batch.tails is not None else blank,
-            _split(batch.states, n) if batch.states is not None else blank,
-            strict=True,
-        )
-    )
+    tails = _split(batch.tails, n) if batch.tails is not None else None
+    states = _split(batch.states, n) if batch.states is not None else None
+    facts: list[Any] = list(zip(*_fact_columns(batch, heads, tails, states), strict=True))
     urls: list[Any] = _split(batch.urls, n)
     for i, error in batch.errors.items():
         urls[i] = error
@@ -602,16 +610,7 @@ def worked_records(
         [_alternate_dicts(listed[i]) if i in listed else None for i in range(n)]
         if listed
         else [None] * n,
-        batch.totals,
-        _split(batch.types, n),
-        [slot or None for slot in _split(batch.slots, n)],
-        _split(batch.bases, n),
-        heads,
-        _split(batch.kinds, n),
-        _verdicts(batch.decisions, n),
-        [name or None for name in _split(batch.junk, n)],
-        tails if tails is not None else [""] * n,
-        states if states is not None else [""] * n,
+        *_fact_columns(batch, heads, tails, states),
     ]
     if keep is not None:
         columns = [[column[i] for i in keep] for column in columns]

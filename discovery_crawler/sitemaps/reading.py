@@ -75,6 +75,18 @@ class ParseResult:
             self.repair_examples.append({"raw": raw[:500], "reason": reason})
 
 
+# How lxml reads a sitemap wherever it does: recovering from broken XML, entities never
+# resolved and nothing fetched (no XXE, no billion laughs), comments and PIs dropped.
+LXML_OPTIONS: dict[str, bool] = {
+    "recover": True,
+    "resolve_entities": False,
+    "no_network": True,
+    "load_dtd": False,
+    "remove_comments": True,
+    "remove_pis": True,
+    "remove_blank_text": True,
+    "huge_tree": True,
+}
 SEVERAL_LOCS = "several <loc> in one <url> or <sitemap>: each read as its own entry"
 """The ``ParseResult.repairs`` reason for a record split at each of its ``<loc>``."""
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.sitemaps.body import SitemapTooLarge
 from discovery_crawler.sitemaps.formats.xml import describe
-from discovery_crawler.sitemaps.reading import Declined, Reader, declares_dtd
+from discovery_crawler.sitemaps.reading import LXML_OPTIONS, Declined, Reader, declares_dtd
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -378,16 +378,7 @@ def _described(block: str, open_tag: str) -> str:
     document's ``<urlset …>``, gives the namespaces in scope)."""
     import lxml.etree  # only a document with a malformed entry pays for the import
 
-    parser = lxml.etree.XMLParser(
-        recover=True,
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        remove_comments=True,
-        remove_pis=True,
-        remove_blank_text=True,
-        huge_tree=True,
-    )
+    parser = lxml.etree.XMLParser(**LXML_OPTIONS)
     root = lxml.etree.fromstring(f"{open_tag}{block}</urlset>".encode(), parser)
     return describe(root[0])
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from discovery_crawler.sitemaps.body import SitemapTooLarge
 from discovery_crawler.sitemaps.reading import (
     HEAD_BYTES,
+    LXML_OPTIONS,
     SEVERAL_LOCS,
     WHITESPACE,
     Entry,
@@ -94,14 +95,7 @@ def _entries(body: SitemapBody, result: ParseResult, careful: bool = False) -> I
         source,
         events=("end",),
         tag=_RECORD_TAGS,
-        recover=True,
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        remove_comments=True,
-        remove_pis=True,
-        remove_blank_text=True,
-        huge_tree=True,
+        **LXML_OPTIONS,
     )
     make = Entry._make  # tuple.__new__: no Python-level __new__ per URL
     keys: _Keys | None = None
