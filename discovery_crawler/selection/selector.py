@@ -264,7 +264,7 @@ class Selector:
                     continue
             # A Candidate is built only for a URL that gets in: at the floor, ties are
             # many on big sites, and ``_beats`` compares without one (same order).
-            if floor is None or total >= floor:
+            if size and (floor is None or total >= floor):  # size 0: none listed
                 if len(heap) < size:
                     heapq.heappush(heap, Candidate(total, rec, kind, slot))
                     if len(heap) == size:

@@ -322,3 +322,16 @@ def test_selection_lines():
     assert lines[2:5] == ["  - / (home)", "  - /about (pillar)", "  - /blog/post-0/ (article)"]
     assert lines[5].startswith("Cut (8 pages, all=1 to lift): /blog/, /blog/post-1/, ")
     assert lines[5].endswith(", …")
+
+
+def test_keep_everything_with_no_cut_url_listed():
+    """``SELECTION_CAP=0`` (keep everything) with ``SELECTION_CUT_LISTED=0`` (list none):
+    every URL is kept and counted (a heap of size 0 used to compare a total with no floor,
+    and every batch failed in the score stage)."""
+    everything = plan_selection(
+        setting_cap=0, setting_source="default", cap=None, all_pages=False, pages=(), single=False
+    )
+    assert everything.mode == "all"
+    result = run([rec(f"/blog/post-{i}/", kind="page") for i in range(40)], everything, 0)
+    assert (result.kept_count, result.cut_count) == (40, 0)
+    assert result.kept == [] and result.cut == []
