@@ -88,9 +88,10 @@ class PathTree:
         self.root = Node("")
         self.nodes = 1
         self.collapsed = 0  # "…" entries (not counted in ``nodes``)
-        # parent URL → (nodes from the root to where its URLs are counted, the node whose
-        # children its URLs are, or None). Never stale: nodes are never removed, and a node
-        # that was full stays full.
+        # path (``a/b/``) → (nodes from the root to where the URLs under it are counted, the
+        # node whose children they are, or None): the paths with a node of their own and the
+        # parent paths ``_step`` went through. Never stale: nodes are never removed, and a
+        # node that was full stays full.
         self._chains: dict[str, tuple[tuple[Node, ...], Node | None]] = {}
         # path (``a/b/``, as ``_step`` reads it) → its node, for every node but "…" entries:
         # once the tree is full, where a parent's URLs go follows from these alone.

@@ -89,6 +89,9 @@ NORMALIZED = [
     ("  http://example.com/a \n", "http://example.com/a"),
 ]
 
+# A port number in URL strings the tests only parse (no socket is opened with it).
+PORT = 48_080
+
 
 @pytest.mark.parametrize(("raw", "expected"), NORMALIZED)
 def test_normalize_table(raw, expected):
@@ -690,17 +693,19 @@ def test_resolve_location_reads_a_scheme_less_host(raw, expected):
 
 def test_host_first_knows_the_sitemaps_own_host():
     """The sitemap's own host (with its port, or its www/bare twin) is a host whatever its
-    labels look like: an IP address, a local name."""
+    labels look like: an IP address, a local name. (Strings only: nothing is bound or
+    fetched, so any port number will do.)"""
+    here, other = "127.0.0.1:" + str(PORT), "127.0.0.1:" + str(PORT + 1)
     for base, raw in [
-        ("http://127.0.0.1:8080/s.xml", "127.0.0.1:8080/a"),
+        (f"http://{here}/s.xml", f"{here}/a"),
         ("http://intranet.local/s.xml", "intranet.local/a"),
         ("https://www.example.museum/s.xml", "example.museum/a"),
         ("https://example.museum/s.xml", "www.example.museum/a"),
     ]:
         assert host_first(raw, base), (raw, base)
         assert resolve_location(raw, base) == base.partition("://")[0] + "://" + raw
-    assert not host_first("127.0.0.1:8080/a", "http://127.0.0.1:9090/s.xml")
-    assert resolve_location("x", "http://127.0.0.1:8080/s.xml") == "http://127.0.0.1:8080/x"
+    assert not host_first(f"{here}/a", f"http://{other}/s.xml")
+    assert resolve_location("x", f"http://{here}/s.xml") == f"http://{here}/x"
 
 
 def test_resolve_stays_a_browsers_resolution():
