@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler import __version__
+from discovery_crawler.outcomes import outcome_of
 from discovery_crawler.urls.kinds import empty_tally
 from discovery_crawler.urls.seen import SeenSet
 
@@ -140,6 +141,8 @@ class RunRecord:
         self.notes: list[str] = []
         self.warnings: list[str] = []
         self.failure: str | None = None  # set when the run could not do its job
+        self.write_error: str | None = None  # the first output that could not be written
+        self.job: Any = None  # extensions/job.py: the resumable job's account, with JOBDIR
         self.finish_reason: str | None = None
         self.judged = False  # finalize_record() ran
         self.throttle: Any = None  # the host throttle's summary (as_dict-able), when it runs
@@ -189,6 +192,11 @@ class RunRecord:
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
+    @property
+    def outcome(self) -> str:
+        """How the run ended (``outcomes.py``): completed, failed, interrupted, …"""
+        return outcome_of(self.failure, self.finish_reason, self.limits, self.write_error)
+
     def attempts_ok(self) -> list[SitemapAttempt]:
         return [a for a in self.attempts.values() if a.ok]
 
@@ -209,8 +217,9 @@ class RunRecord:
                 "profile": opts.profile,
             },
             "settings": self.settings,
-            "status": "failed" if self.failure else "completed",
+            "status": self.outcome,
             "failure": self.failure,
+            "write_error": self.write_error,
             "finish_reason": self.finish_reason,
             "discovery": {
                 "site": self.site_origin,
@@ -252,5 +261,6 @@ class RunRecord:
             "groups": self.groups.as_dict(self.list_cap) if self.groups is not None else None,
             "tree": self.tree.as_dict() if self.tree is not None else None,
             "changes": self.changes.as_dict() if self.changes is not None else None,
+            **({"job": self.job.as_dict()} if self.job is not None else {}),
             "warnings": self.warnings,
         }

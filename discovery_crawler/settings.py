@@ -20,6 +20,11 @@ ROBOTS_MAX_BYTES = 500 * 1024  # robots.txt bytes read and parsed (as Google); 0
 LOG_LEVEL = "INFO"
 LOGSTATS_INTERVAL = 0  # our progress line replaces Scrapy's per-minute stats line
 FEED_EXPORT_ENCODING = "utf-8"
+# Local feed files: a failed write stops the run with one line (output/feed_storage.py).
+FEED_STORAGES = {
+    "": "discovery_crawler.output.feed_storage.FeedFile",
+    "file": "discovery_crawler.output.feed_storage.FeedFile",
+}
 FEED_EXPORTERS = {
     "jsonl": "discovery_crawler.output.exporters.JsonLinesExporter",
     "jsonlines": "discovery_crawler.output.exporters.JsonLinesExporter",
@@ -52,11 +57,16 @@ DOWNLOADER_MIDDLEWARES = {
     # Below RedirectMiddleware (600), HttpCompression (590) and RetryMiddleware (550): sees
     # the final response with its redirect chain, decompressed, after retries are used up.
     "discovery_crawler.middlewares.refusals.RefusalMiddleware": 540,
+    # Closest to the downloader: a resumed run's replayed responses pass every other
+    # middleware as the originals did (JOBDIR; off otherwise).
+    "discovery_crawler.middlewares.journal.ResponseJournalMiddleware": 950,
 }
 ADDONS = {"discovery_crawler.rendering.RenderAddon": 100}  # RENDER_MODE → playwright handler
 EXTENSIONS = {
     # The run's owner (options, record, shared state): what every other component reads.
     "discovery_crawler.extensions.run.DiscoveryRun": 0,
+    # A resumable run (JOBDIR): its journal of responses and invocations.
+    "discovery_crawler.extensions.job.ResumableJob": 1,
     "discovery_crawler.extensions.progress.ProgressReport": 500,
     # One request per host interval, measured at the server; Crawl-delay, Retry-After
     # (SPEC §6): it drives Scrapy's downloader slots on signals, as AutoThrottle does.

@@ -6,7 +6,8 @@ Layers, bottom to top — a module imports only from its own layer or below:
 1. ``urls``: URL rules (normalize, kinds, filters, junk, slugs, the seen-set);
 2. rules: sitemap parsing (``sitemaps``), ``selection``, robots.txt and refusal rules (and
    the private names of other libraries they use), the estimate, arguments, profiles,
-   items, the project's signals;
+   items, the project's signals, the run's outcomes and exit statuses, the job journal's
+   file format;
 3. records and files: the run record, verify's verdicts, the output files (feed lines,
    state.json, the crawl log, preview, report), the sitemap worker process and the facts
    it works out per URL (feed-line heads, state entries: the output's text, so above it);
@@ -35,12 +36,14 @@ LAYERS = (
             "robots",
             "private_names",
             "refusals",
+            "outcomes",
             "estimate",
             "arguments",
             "profiles",
             "items",
             "signals",
             "site_server",
+            "journal",
         ),
     ),
     (
@@ -49,7 +52,15 @@ LAYERS = (
     ),
     (
         "components",
-        ("extensions", "middlewares", "pipelines", "crawling", "output.exporters", "rendering"),
+        (
+            "extensions",
+            "middlewares",
+            "pipelines",
+            "crawling",
+            "output.exporters",
+            "output.feed_storage",
+            "rendering",
+        ),
     ),
     ("entry points", ("spiders", "commands", "settings")),
 )

@@ -3,7 +3,11 @@
 - a wrong spider argument prints one line naming it and what it accepts, and exits with
   status 2 — before Scrapy starts, so no traceback and no start-up log (the spider
   validates the same way when run under Scrapyd or from a script);
-- a run that could not do its job (an unreachable host) exits with status 1.
+- an out folder or feed that cannot be written is said in one line, and the run does not
+  start (status 4);
+- the exit status says how the run ended (``outcomes.py``; README "Exit status"): 0
+  completed, 1 failed, 2 bad arguments, 3 interrupted (resumable with ``JOBDIR``), 4 an
+  output could not be written, 5 a limit stopped it early.
 """
 
 from __future__ import annotations
@@ -16,6 +20,15 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.spiderloader import get_spider_loader
 
 from discovery_crawler.arguments import ArgumentError
+from discovery_crawler.extensions.run import run_of
+from discovery_crawler.outcomes import (
+    BAD_ARGUMENTS,
+    EXIT_CODES,
+    INTERRUPTED,
+    OUTPUT_FAILED,
+    exit_code,
+)
+from discovery_crawler.output.writable import OutputUnwritable
 from discovery_crawler.rendering import RenderUnavailable, plan_render
 
 if TYPE_CHECKING:
@@ -41,7 +54,10 @@ class Command(ScrapyCrawlCommand):
                 self._plan_render(str(render).strip().lower())
         except ArgumentError as exc:
             print(f"error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
+            raise SystemExit(BAD_ARGUMENTS) from None
+        except OutputUnwritable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(EXIT_CODES[OUTPUT_FAILED]) from None
 
     def _plan_render(self, mode: str) -> None:
         """``-a render=`` becomes ``RENDER_MODE`` (read by ``rendering.RenderAddon``); a
@@ -63,5 +79,13 @@ class Command(ScrapyCrawlCommand):
         # The process ends next: its last collections would walk every object left, for
         # nothing; files and feeds are closed by now.
         gc.freeze()
-        if self.crawler_process.bootstrap_failed or crawler.stats.get_value("discovery/failed"):
+        try:
+            run = run_of(crawler)
+        except RuntimeError:  # the crawler never got its extensions
+            run = None
+        if run is not None:
+            # A run never judged did not reach its end (its spider never closed).
+            judged = run.record.judged
+            self.exitcode = exit_code(run.record.outcome if judged else INTERRUPTED)
+        elif self.crawler_process.bootstrap_failed or crawler.stats.get_value("discovery/failed"):
             self.exitcode = 1

@@ -19,6 +19,14 @@ from scrapy.utils.asyncio import create_looping_call
 
 from discovery_crawler.estimate import human_duration
 from discovery_crawler.extensions.run import run_of
+from discovery_crawler.outcomes import (
+    BOUNDED,
+    COMPLETED,
+    FAILED,
+    INTERRUPTED,
+    OUTPUT_FAILED,
+    STOPPING_LIMITS,
+)
 from discovery_crawler.selection.groups import groups_lines
 from discovery_crawler.selection.summary import selection_lines
 
@@ -54,14 +62,35 @@ def robots_policy_lines(record: RunRecord) -> list[str]:
     return lines
 
 
+def outcome_lines(record: RunRecord) -> list[str]:
+    """The summary's first line when the run did not complete: what stopped it and what
+    that means for the files (none when it completed)."""
+    outcome = record.outcome
+    if outcome == OUTPUT_FAILED:
+        return [f"OUTPUT FAILED: {record.write_error}; the files of this run are partial"]
+    if outcome == FAILED:
+        return [f"FAILED: {record.failure}"]
+    if outcome == INTERRUPTED:
+        job = record.job
+        how = (
+            "run it again with the same arguments and JOBDIR to resume"
+            if job is not None
+            else "set JOBDIR (-s JOBDIR=folder) to make a run resumable"
+        )
+        return [f"INTERRUPTED ({record.finish_reason}): the inventory is partial; {how}"]
+    if outcome == BOUNDED:
+        stopped = [name for name in record.limits if name in STOPPING_LIMITS]
+        why = ", ".join(stopped) or record.finish_reason or "a limit"
+        return [f"STOPPED AT A LIMIT ({why}): the inventory is complete up to the limit only"]
+    return []
+
+
 def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> list[str]:
     """The end-of-run summary, one line each."""
     site = record.site_origin or record.options.url
     ok = record.attempts_ok()
     tried = len(record.attempts)
-    lines = []
-    if record.failure:
-        lines.append(f"FAILED: {record.failure}")
+    lines = outcome_lines(record)
     robots = record.robots
     if robots is not None:
         status = robots.get("status")
@@ -238,7 +267,9 @@ class ProgressReport:
         run.finish(reason)
         feeds = list(self.crawler.settings.getdict("FEEDS"))
         lines = summary_lines(record, run.crawl_log_path, feeds)
-        log = logger.error if record.failure else logger.info
+        outcome = record.outcome
+        log = logger.info if outcome == COMPLETED else logger.warning
+        if outcome in (FAILED, OUTPUT_FAILED):
+            log = logger.error
+        self.crawler.stats.set_value("discovery/outcome", outcome)
         log("Summary\n  %s", "\n  ".join(lines))
-        if reason != "finished":
-            logger.warning("run ended early: %s", reason)

@@ -26,9 +26,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import deferred_from_coro
 
 from discovery_crawler.arguments import RunOptions, out_dir_of
-from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME
+from discovery_crawler.outcomes import OUTPUT_FAILED_REASON
+from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME, os_error_text
 from discovery_crawler.profiles import available_profiles
 from discovery_crawler.run_record import RunRecord
 from discovery_crawler.urls.normalize import OriginCache
@@ -151,6 +153,26 @@ class DiscoveryRun:
         unify_site_origin(self.origins, origin)
 
     # -- the end --------------------------------------------------------------------------
+    def output_failed(self, path: object, exc: OSError) -> None:
+        """A file could not be written: said in one line (the first failure only), and
+        the run stops at once rather than crawl on with nowhere to put what it finds."""
+        record = self.record
+        if record.write_error is not None:
+            return
+        record.write_error = f"could not write {path}: {os_error_text(exc)}"
+        logger.error("OUTPUT FAILED: %s; the run stops", record.write_error)
+        self.crawler.stats.set_value("discovery/write_error", record.write_error)
+        self.stop(OUTPUT_FAILED_REASON)
+
+    def stop(self, reason: str) -> None:
+        """Close the spider with ``reason``, scheduled rather than awaited: a stage calling
+        it holds an item that closing waits for."""
+        engine = self.crawler.engine
+        if engine is None or engine.spider is None:
+            return
+        closing = deferred_from_coro(engine.close_spider_async(reason=reason))
+        closing.addErrback(lambda failure: logger.error("could not stop: %s", failure))
+
     def finish(self, reason: str | None = None) -> None:
         """Judge the run once everything is in: did discovery do its job? Called by each
         component that reports it at the end (the summary, the state, the crawl log),

@@ -7,6 +7,7 @@ it is moved aside (``_crawl-log.json.corrupt-<time>``) and the run says so in on
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -22,6 +23,14 @@ CRAWL_LOG_NAME = "_crawl-log.json"
 
 class CrawlLogError(Exception):
     """The existing crawl log could not be read as one."""
+
+
+def os_error_text(exc: OSError) -> str:
+    """An OS error in words with its code, without Python's repr: ``No space left on
+    device (ENOSPC)``."""
+    name = errno.errorcode.get(exc.errno or 0)
+    words = exc.strerror or str(exc) or type(exc).__name__
+    return f"{words} ({name})" if name else words
 
 
 def json_shallow(value: Any, depth: int = 4, newline: str = "\n") -> str:

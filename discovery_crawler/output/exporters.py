@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from scrapy.exporters import BaseItemExporter
 
+from discovery_crawler.extensions.run import run_of
 from discovery_crawler.items import (
     CRAWL_FIELDS,
     EXTRA_FIELDS,
@@ -37,6 +38,11 @@ from discovery_crawler.urls.normalize import twin_key
 from discovery_crawler.urls.seen import RecordPatch
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
     from discovery_crawler.urls.seen import SeenSet
 
 logger = logging.getLogger(__name__)
@@ -114,8 +120,48 @@ def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> di
     return obj
 
 
+class _GuardedFile:
+    """The feed's file, whose first failed write (a full disk, a file gone read-only) is
+    handed to ``failed`` and after which nothing more is written: one line, not a
+    traceback per batch."""
+
+    def __init__(self, file: BinaryIO, failed: Callable[[Any, OSError], None]):
+        self._file = file
+        self._failed = failed
+        self.broken = False
+
+    def _guard(self, method: str, *args: Any) -> Any:
+        if self.broken:
+            return None
+        try:
+            return getattr(self._file, method)(*args)
+        except OSError as exc:
+            self.broken = True
+            self._failed(getattr(self._file, "name", "the feed"), exc)
+            return None
+
+    def write(self, data: bytes) -> Any:
+        return self._guard("write", data)
+
+    def flush(self) -> None:
+        self._guard("flush")
+
+    def truncate(self, *args: Any) -> Any:
+        return self._guard("truncate", *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._file, name)
+
+
 class _RecordExporter(BaseItemExporter):
     """Shared machinery: write records as they come; patch changed records at the end."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, file: BinaryIO, **kwargs: Any) -> Self:
+        run = run_of(crawler)
+        if run is not None:
+            file = _GuardedFile(file, run.output_failed)  # type: ignore[assignment]
+        return cls(file, **kwargs)
 
     def __init__(self, file: BinaryIO, **kwargs: Any):
         super().__init__(dont_fail=True, **kwargs)
@@ -141,6 +187,14 @@ class _RecordExporter(BaseItemExporter):
         raise NotImplementedError
 
     def finish_exporting(self) -> None:
+        if getattr(self.file, "broken", False):
+            return  # the run is stopping: what was written stays as it is (partial)
+        try:
+            self._patch_changed()
+        finally:
+            self.file.flush()  # a full disk is told here, not by Scrapy's close
+
+    def _patch_changed(self) -> None:
         seen = self.seen
         if seen is None or not self.count:
             return

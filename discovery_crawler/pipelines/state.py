@@ -196,6 +196,12 @@ class StatePipeline(BatchStage):
 
     def _close_state(self, state: RunState) -> None:
         record = self.record
+        if record.write_error or not self.idle:
+            # An interrupted run saw part of the site: its entries would make the next
+            # run (or this job resumed) take its URLs for known ones. The baseline stays.
+            state.abandon()
+            record.note(f"{state.path.name} kept as it was: the run did not finish")
+            return
         try:
             changes = state.close(
                 record.site_origin,

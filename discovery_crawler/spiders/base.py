@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from discovery_crawler.arguments import ArgumentError, RunOptions, check_budget_limits, out_dir_of
+from discovery_crawler.extensions.job import use_jobdir
 from discovery_crawler.extensions.run import RUN_SETTING, DiscoveryRun, run_of
 from discovery_crawler.output.state import check_origin
+from discovery_crawler.output.writable import check_feed_file, check_out_dir, local_feed_paths
 from discovery_crawler.profiles import available_profiles, load_profile
 from discovery_crawler.urls.normalize import UrlError, normalize, origin_of
 
@@ -27,6 +29,13 @@ def check_feed_formats(feeds: dict[str, Any]) -> None:
             raise ArgumentError(
                 "-O/-o", f"{uri}: format {fmt!r} is not supported; use .jsonl, .json or .csv"
             )
+
+
+def check_outputs(options: RunOptions, feeds: dict[str, Any]) -> None:
+    """The out folder and every local feed can be written (``OutputUnwritable`` if not)."""
+    check_out_dir(out_dir_of(options))
+    for path in local_feed_paths(feeds):
+        check_feed_file(path)
 
 
 def check_state_origin(options: RunOptions) -> None:
@@ -69,9 +78,11 @@ class RunEntry:
         """The profile's defaults, at spider priority (``-s`` still wins). The run's owner
         is put back in ``EXTENSIONS`` when a ``-s EXTENSIONS=…`` replaced the project's
         (the run cannot go without it, and a user adding an extension does not mean to
-        remove it)."""
+        remove it). ``JOBDIR`` makes the run resumable the project's way
+        (``extensions/job.py``)."""
         settings.setdict(load_profile(options.profile), priority="spider")
         settings.setdefault_in_component_priority_dict("EXTENSIONS", DiscoveryRun, 0)
+        use_jobdir(settings)
 
     def describe_run(self, arguments: dict[str, Any], mode: str) -> None:
         """Tell the run's owner what to run (``DISCOVERY_RUN``), as plain data."""

@@ -29,7 +29,7 @@ from discovery_crawler.crawling.links import LinkCrawl, crawl_settings
 from discovery_crawler.crawling.verify import ListedPageVerifier, verify_method
 from discovery_crawler.crawling.walk import SitemapWalk
 from discovery_crawler.extensions.run import run_mode, unify_site_origin
-from discovery_crawler.spiders.base import RunEntry, check_feed_formats
+from discovery_crawler.spiders.base import RunEntry, check_feed_formats, check_outputs
 from discovery_crawler.urls.normalize import UrlError, origin_of
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         check_feed_formats(settings.getdict("FEEDS"))
         if options.verify:
             verify_method(settings)
+        check_outputs(options, settings.getdict("FEEDS"))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:

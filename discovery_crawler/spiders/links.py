@@ -20,7 +20,7 @@ from scrapy.spiders import CrawlSpider
 
 from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.links import LinkCrawl, crawl_settings
-from discovery_crawler.spiders.base import RunEntry, check_feed_formats
+from discovery_crawler.spiders.base import RunEntry, check_feed_formats, check_outputs
 from discovery_crawler.urls.normalize import UrlError, origin_of
 
 if TYPE_CHECKING:
@@ -57,8 +57,9 @@ class LinksSpider(RunEntry, CrawlSpider):
     @classmethod
     def validate_arguments(cls, spargs: dict[str, Any], settings: Any) -> None:
         """Check ``-a`` arguments and feed formats before a crawler is built."""
-        cls.parse_options(dict(spargs))
+        options = cls.parse_options(dict(spargs))
         check_feed_formats(settings.getdict("FEEDS"))
+        check_outputs(options, settings.getdict("FEEDS"))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:

@@ -1,0 +1,218 @@
+"""A resumable run (``-s JOBDIR=folder``): stopped by SIGKILL, one SIGINT or a crash and
+started again with the same arguments, it ends with the inventory an uninterrupted run
+would have.
+
+How: every response the run receives goes to the job's journal (``journal.py``, through
+``middlewares/journal.py``); a run started again on an unfinished job runs from its start,
+and every request whose response the journal holds is answered from it, so what the run
+builds (its record, seen-sets, selection, groups, tree and state) is built again exactly,
+from the same inputs, and only what was in flight at the stop is fetched again. The feed
+is written again whole: ``-O`` truncates it as ever, and an ``-o`` feed is cut back to
+the size it had when the job began, so no line is there twice.
+
+Scrapy's own ``JOBDIR`` machinery (pickled disk queues, ``requests.seen``, ``spider.state``)
+is not used: its queue's state is written on a clean close only, so after a SIGKILL it
+loses requests, and its ``requests.seen`` makes a restarted run filter out its own start.
+The spiders move ``JOBDIR`` to ``DISCOVERY_JOBDIR`` (``use_jobdir``) before Scrapy reads it.
+
+``job.json`` in the folder says which arguments the job runs, the feeds' sizes when it
+began and each invocation (start, end, outcome). A finished job (completed, failed, or
+stopped at a limit) drops its journal; a run started on it begins a new job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+
+from discovery_crawler.extensions.run import RUN_SETTING, run_of
+from discovery_crawler.journal import ResponseJournal
+from discovery_crawler.outcomes import INTERRUPTED, OUTPUT_FAILED
+from discovery_crawler.output.crawl_log import append_run, write_json_atomic
+from discovery_crawler.output.writable import local_feed_paths
+from discovery_crawler.run_record import now_iso
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
+
+JOBDIR_SETTING = "DISCOVERY_JOBDIR"
+JOB_FILE = "job.json"
+JOURNAL_FILE = "responses.journal"
+RESUMABLE = (INTERRUPTED, OUTPUT_FAILED)  # outcomes whose job is kept for a resume
+
+
+def use_jobdir(settings: BaseSettings) -> None:
+    """``JOBDIR`` becomes this project's resumable job (``DISCOVERY_JOBDIR``), and Scrapy's
+    own use of it (disk queues, ``requests.seen``, ``spider.state``) is turned off."""
+    jobdir = settings.get("JOBDIR")
+    if not jobdir:
+        return
+    priority = settings.getpriority("JOBDIR") or 0
+    settings.set(JOBDIR_SETTING, str(jobdir), priority=priority)
+    settings.set("JOBDIR", None, priority=priority)
+
+
+def _feed_sizes(feeds: dict[str, Any]) -> dict[str, int]:
+    """The appended (``-o``) local feeds and their sizes now (0: not there yet)."""
+    sizes = {}
+    for uri, options in feeds.items():
+        if (options or {}).get("overwrite"):
+            continue  # -O: truncated at every start anyway
+        for path in local_feed_paths({uri: options}):
+            sizes[str(path)] = path.stat().st_size if path.exists() else 0
+    return sizes
+
+
+class ResumableJob:
+    """The job of a resumable run: its folder, journal and invocations."""
+
+    def __init__(self, crawler: Crawler, folder: Path):
+        self.crawler = crawler
+        self.folder = folder
+        self.job_path = folder / JOB_FILE
+        spec = crawler.settings.getdict(RUN_SETTING)
+        self.arguments = {"arguments": spec.get("arguments") or {}, "mode": spec.get("mode")}
+        previous = self._read()
+        self.resumed = bool(
+            previous and not previous.get("finished") and previous.get("run") == self.arguments
+        )
+        if previous and not self.resumed:
+            why = "finished" if previous.get("finished") else "for other arguments"
+            logger.info("JOBDIR %s held a job %s; a new job starts", folder, why)
+        if self.resumed:
+            self.job = previous
+            self._cut_feeds(self.job.get("feeds") or {})
+        else:
+            (folder / JOURNAL_FILE).unlink(missing_ok=True)
+            feeds = _feed_sizes(crawler.settings.getdict("FEEDS"))
+            self.job = {"run": self.arguments, "feeds": feeds, "invocations": [], "finished": False}
+        self.journal: ResponseJournal | None = ResponseJournal(folder / JOURNAL_FILE)
+        self.stored_at_start = len(self.journal)
+        self.earlier = list(self.job["invocations"])
+        self.invocation: dict[str, Any] = {"started_at": now_iso(), "ended_at": None}
+        self.job["invocations"].append(self.invocation)
+        self._write()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        folder = crawler.settings.get(JOBDIR_SETTING)
+        if not folder:
+            raise NotConfigured
+        job = cls(crawler, Path(folder))
+        crawler.signals.connect(job.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(job.spider_closed, signal=signals.spider_closed)
+        return job
+
+    # -- the job file -----------------------------------------------------------------------
+    def _read(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.job_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            logger.warning(
+                "JOBDIR %s: %s unreadable (%s); a new job starts", self.folder, JOB_FILE, exc
+            )
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _write(self) -> None:
+        write_json_atomic(self.job_path, self.job)
+
+    def _cut_feeds(self, sizes: dict[str, int]) -> None:
+        """An appended feed back to its size when the job began (its lines are replayed)."""
+        for name, size in sizes.items():
+            path = Path(name)
+            if path.exists() and path.stat().st_size > size:
+                with path.open("r+b") as fh:
+                    fh.truncate(size)
+
+    # -- the run ----------------------------------------------------------------------------
+    def spider_opened(self) -> None:
+        run = run_of(self.crawler)
+        if run is None:
+            return
+        run.record.job = self
+        if not self.resumed:
+            return
+        journal = self.journal
+        logger.info(
+            "resuming the job in %s: %d responses to replay (invocation %d)",
+            self.folder,
+            len(journal) if journal is not None else 0,
+            len(self.job["invocations"]),
+        )
+        # An invocation killed before it could write its crawl-log entry gets one now.
+        stubs = False
+        for number, earlier in enumerate(self.earlier, 1):
+            if earlier.get("ended_at") is None and not earlier.get("logged"):
+                with contextlib.suppress(OSError):
+                    append_run(run.crawl_log_path, self._stub(number, earlier))
+                    earlier["logged"] = stubs = True
+        if stubs:
+            self._write()
+
+    def _stub(self, number: int, invocation: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "provenance": {"started_at": invocation.get("started_at"), "finished_at": None},
+            "status": INTERRUPTED,
+            "finish_reason": "killed",
+            "job": {
+                "jobdir": str(self.folder),
+                "invocation": number,
+                "note": "stopped without an end (a kill or a crash); resumed by a later run",
+            },
+        }
+
+    def journal_failed(self, exc: OSError) -> None:
+        run = run_of(self.crawler)
+        if run is not None and self.journal is not None:
+            run.output_failed(self.journal.path, exc)
+
+    def spider_closed(self, reason: str) -> None:
+        run = run_of(self.crawler)
+        if run is not None:
+            run.finish(reason)  # judged now if not yet: the outcome decides the journal's fate
+        outcome = run.record.outcome if run is not None else INTERRUPTED
+        self.invocation.update(ended_at=now_iso(), finish_reason=reason, status=outcome)
+        journal = self.journal
+        if journal is not None:
+            self.invocation["responses_replayed"] = journal.replayed
+            journal.close()
+        if outcome not in RESUMABLE:
+            self.job["finished"] = True
+            (self.folder / JOURNAL_FILE).unlink(missing_ok=True)  # its disk is freed
+        try:
+            self._write()
+        except OSError as exc:
+            logger.error("could not write %s: %s", self.job_path, exc)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The crawl log's ``job``: which invocation this is and what it resumed."""
+        journal = self.journal
+        return {
+            "jobdir": str(self.folder),
+            "invocation": len(self.job["invocations"]),
+            "resumed": self.resumed,
+            "responses_replayed": journal.replayed if journal is not None else 0,
+            "responses_in_journal_at_start": self.stored_at_start,
+            "earlier_invocations": [
+                {
+                    "started_at": e.get("started_at"),
+                    "ended_at": e.get("ended_at"),
+                    "status": e.get("status") or "killed (no end recorded)",
+                }
+                for e in self.earlier
+            ],
+        }

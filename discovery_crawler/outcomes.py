@@ -1,0 +1,59 @@
+"""How a run ended, in one word, and the exit status that says it (README "Exit status").
+
+A run is ``completed`` only when it saw everything in its scope: it was not stopped by a
+signal, a shutdown or a crash, every output was written, and no limit stopped it early.
+Scripts (cron, Scrapyd, a service) read the exit status; people read the word, which the
+summary, ``_crawl-log.json`` (``runs[].status``) and ``preview.json`` carry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+COMPLETED = "completed"
+FAILED = "failed"  # the run could not do its job (the site unreachable, nothing found)
+INTERRUPTED = "interrupted"  # a signal, a shutdown or a crash: resumable with JOBDIR
+OUTPUT_FAILED = "output_failed"  # a file could not be written: the run stopped at once
+BOUNDED = "bounded"  # a limit stopped it early: complete up to the limit only
+
+BAD_ARGUMENTS = 2  # before any run: a wrong -a/-s argument or feed (commands/crawl.py)
+EXIT_CODES = {COMPLETED: 0, FAILED: 1, INTERRUPTED: 3, OUTPUT_FAILED: 4, BOUNDED: 5}
+
+# The limits that stop a run before it has seen its whole scope (others, such as
+# PAGE_MAX_BYTES or REDIRECT_MAX_TIMES, shape one record and let the run go on).
+STOPPING_LIMITS = frozenset(
+    {
+        "BFS_MAX_PAGES",
+        "BFS_MAX_DEPTH",
+        "SITEMAP_MAX_DEPTH",
+        "SITEMAP_MAX_DOCUMENTS",
+        "SITEMAP_MAX_URLS",
+    }
+)
+# Scrapy's finish reasons of a run stopped by its CloseSpider extension (a limit).
+_CLOSESPIDER = "closespider_"
+OUTPUT_FAILED_REASON = "output_failed"  # the finish reason a failed write closes with
+
+
+def outcome_of(
+    failure: str | None,
+    finish_reason: str | None,
+    limits: Iterable[str] = (),
+    write_error: str | None = None,
+) -> str:
+    """The run's outcome, worst first: a failed write, a failure, an interruption, a limit."""
+    if write_error or finish_reason == OUTPUT_FAILED_REASON:
+        return OUTPUT_FAILED
+    if failure:
+        return FAILED
+    if finish_reason is not None and finish_reason != "finished":
+        return BOUNDED if finish_reason.startswith(_CLOSESPIDER) else INTERRUPTED
+    if not STOPPING_LIMITS.isdisjoint(limits):
+        return BOUNDED
+    return COMPLETED
+
+
+def exit_code(outcome: str | None) -> int:
+    """The exit status of a run that ended with ``outcome`` (None: no run was judged —
+    the crawl never started its run, which is a failure)."""
+    return EXIT_CODES.get(outcome or FAILED, EXIT_CODES[FAILED])
