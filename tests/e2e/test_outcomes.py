@@ -12,9 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import ROOT
-
 from discovery_crawler.outcomes import EXIT_CODES
+from tests.conftest import ROOT
 
 
 def _site(root: Path, pages: int) -> Path:
@@ -75,9 +74,9 @@ def test_an_unwritable_feed_is_one_line_and_exit_4(serve, tmp_path):
     server = serve(_site(tmp_path / "site", 5))
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={server.url('/')}"]
     proc = subprocess.run(
-        [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={server.url('/')}"]
-        + ["-a", f"out={tmp_path / 'out'}", "-O", str(blocker / "feed.jsonl")],
+        [*cmd, "-a", f"out={tmp_path / 'out'}", "-O", str(blocker / "feed.jsonl")],
         cwd=ROOT,
         capture_output=True,
         text=True,
