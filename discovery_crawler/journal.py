@@ -16,7 +16,6 @@ import os
 import pickle
 import struct
 import zlib
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,9 @@ class ResponseJournal:
 
     def __init__(self, path: Path):
         self.path = path
-        self._offsets: dict[bytes, deque[int]] = {}
+        # fingerprint → offset of its entry, or the offsets of several (a retried request):
+        # an int each, as most fingerprints have one entry (a deque each would be ~600 bytes)
+        self._offsets: dict[bytes, int | list[int]] = {}
         self.entries = 0  # whole entries in the file
         self.replayed = 0  # entries handed out by ``take``
         self.recovered_bytes = 0  # a cut-short tail dropped on opening
@@ -57,14 +58,22 @@ class ResponseJournal:
                 payload = fh.read(size) if magic == MAGIC and size < _MAX_ENTRY else b""
                 if magic != MAGIC or len(payload) < size or zlib.crc32(payload) != crc:
                     break
-                fingerprint = payload[2 : 2 + payload[0] * 256 + payload[1]]
-                self._offsets.setdefault(fingerprint, deque()).append(good)
+                self._index(payload[2 : 2 + payload[0] * 256 + payload[1]], good)
                 self.entries += 1
                 good = fh.tell()
             end = fh.seek(0, os.SEEK_END)
         if end > good:  # a kill cut the last entry short: keep the whole ones
             self.recovered_bytes = end - good
             os.truncate(self.path, good)
+
+    def _index(self, fingerprint: bytes, offset: int) -> None:
+        found = self._offsets.get(fingerprint)
+        if found is None:
+            self._offsets[fingerprint] = offset
+        elif isinstance(found, int):
+            self._offsets[fingerprint] = [found, offset]
+        else:
+            found.append(offset)
 
     def __len__(self) -> int:
         return self.entries
@@ -82,10 +91,16 @@ class ResponseJournal:
 
     def take(self, fingerprint: bytes) -> dict[str, Any] | None:
         """The next stored response of ``fingerprint`` (None: none left to replay)."""
-        offsets = self._offsets.get(fingerprint)
-        if not offsets:
+        found = self._offsets.get(fingerprint)
+        if found is None:
             return None
-        offset = offsets.popleft()
+        if isinstance(found, int):
+            offset = found
+            del self._offsets[fingerprint]
+        else:
+            offset = found.pop(0)
+            if not found:
+                del self._offsets[fingerprint]
         reader = self._reader
         reader.seek(offset)
         _magic, size, _crc = _HEAD.unpack(reader.read(_HEAD.size))
@@ -99,7 +114,7 @@ class ResponseJournal:
     @property
     def waiting(self) -> int:
         """Stored responses not replayed yet."""
-        return sum(len(offsets) for offsets in self._offsets.values())
+        return sum(1 if isinstance(v, int) else len(v) for v in self._offsets.values())
 
     def close(self) -> None:
         self._file.close()

@@ -210,8 +210,8 @@ def failure_refusal(failure: Failure) -> dict[str, Any]:
 
 class LinkCrawl:
     """The link crawl of one run (``links``, and ``discover`` in BFS modes): a component
-    the spider drives, built with the spider's callbacks for page requests (so Scrapy's
-    disk queues, ``JOBDIR``, can name them). Its account goes on the run's record
+    the spider drives, built with the spider's callbacks for page requests (so disk or
+    Redis queues can name them). Its account goes on the run's record
     (``record.crawl``) once it requests a page."""
 
     def __init__(

@@ -5,7 +5,7 @@ addresses, and child sitemaps of any index, recursively — each address tried r
 A component the ``discover`` spider drives: the spider's callbacks hand it robots.txt and
 sitemap responses; it returns what Scrapy should do next (requests for child sitemaps,
 batches for the pipelines). Its requests carry the spider's callbacks, given when it is
-built, so Scrapy's disk queues (``JOBDIR``) can name them. What it has done so far is plain
+built, so a disk or Redis queue can name them. What it has done so far is plain
 data kept by the run (``WalkProgress``, ``run.walk``); what it found goes on the run's
 record (attempts, counts, malformed and repaired entries, limits).
 

@@ -14,10 +14,10 @@ runs without a run, and the stages switch themselves off. A unit test builds a r
 ``get_crawler(settings_dict={"EXTENSIONS": {DiscoveryRun: 0}, "DISCOVERY_RUN": {...}})``.
 
 What the run accumulates lives here and only here, as plain data (counters, lists,
-arrays, dicts), so that a resumable crawl can save it beside Scrapy's ``JOBDIR`` queue and
-restore it: ``jobdir_state()`` names every piece. Stages take their references to these
-structures when they are built, after the extensions: a run restored in ``from_crawler``
-is the one they see.
+arrays, dicts): ``jobdir_state()`` names every piece. A resumable run (``JOBDIR``) does not
+pickle them: it builds them again by replaying the job's journal of responses
+(``extensions/job.py``), which holds however the pieces change. Stages take their
+references to these structures when they are built, after the extensions.
 """
 
 from __future__ import annotations

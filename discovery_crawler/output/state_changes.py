@@ -73,7 +73,8 @@ class Changes:
         if self.removals_judged:
             text = (
                 f"Since the previous run ({day}): {self.new.count:,} new, "
-                f"{self.removed.count:,} removed, {self.changed.count:,} changed."
+                f"{self.removed.count:,} removed, {self.changed.count:,} changed "
+                "(removals judged: every source was read and the run finished)."
             )
         else:
             text = (

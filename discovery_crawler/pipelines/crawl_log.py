@@ -4,7 +4,6 @@ closes (on ``spider_closed``, so the record carries Scrapy's finish reason), and
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -17,8 +16,6 @@ from discovery_crawler.run_record import now_iso
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-
-logger = logging.getLogger(__name__)
 
 
 class CrawlLogPipeline(BatchStage):
@@ -48,10 +45,10 @@ class CrawlLogPipeline(BatchStage):
         try:
             append_run(path, run)
         except OSError as exc:
-            logger.error("could not write the crawl log %s: %s", path, exc)
+            self.run.output_failed(path, exc)
         report_path = record.report_path
         if report_path is not None:
             try:
                 write_report(report_path, run)
             except OSError as exc:
-                logger.error("could not write the report %s: %s", report_path, exc)
+                self.run.output_failed(report_path, exc)

@@ -61,6 +61,11 @@ def input_origin(url: str) -> str | None:
         return None
 
 
+# Refusal classes of a fetch that failed for a reason that may pass (the page's links were
+# not read this time): a run with any of them cannot say the pages it did not find are gone.
+UNREAD_REFUSALS = ("network", "timeout", "server_error")
+
+
 class StatePipeline(BatchStage):
     """Marks records new / known / changed; writes state.json and preview.json."""
 
@@ -212,7 +217,12 @@ class StatePipeline(BatchStage):
             )
             if not changes.first_run:
                 write_changes(self.out_dir, changes)
-        except (OSError, StateError) as exc:
+        except OSError as exc:
+            self.run.output_failed(state.path, exc)
+            record.warn(f"state.json not written ({exc.strerror}); the previous state is kept")
+            state.abandon()
+            return
+        except StateError as exc:
             logger.error("could not write %s: %s; the previous state is kept", state.path, exc)
             record.warn(f"state.json not written: {exc}")
             state.abandon()
@@ -240,4 +250,10 @@ class StatePipeline(BatchStage):
                 continue  # (a child on another host is never fetched: not a failure)
             if attempt.status is None or attempt.status >= 500 or error.startswith("refused"):
                 return f"sitemap {attempt.url} failed ({error})"
+        refusals = record.refusals
+        counts = refusals.counts if refusals is not None else {}
+        failed = {name: counts[name] for name in UNREAD_REFUSALS if counts.get(name)}
+        if failed:  # the pages only they link to were never found
+            classes = ", ".join(f"{n:,} {name}" for name, n in failed.items())
+            return f"{sum(failed.values()):,} page fetches failed ({classes})"
         return None

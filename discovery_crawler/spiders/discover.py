@@ -4,8 +4,8 @@ The entry point of a discovery run: it checks the ``-a`` arguments, applies the 
 describes the run for its owner (``extensions/run.py``), and drives the components that
 do the work — the sitemap walk (``crawling/walk.py``), the link crawl
 (``crawling/links.py``) and the verifier of listed pages (``crawling/verify.py``). Its
-callbacks only hand responses to them: a request names a spider method, which Scrapy's
-disk queues (``JOBDIR``) need.
+callbacks only hand responses to them: a request names a spider method, which a disk or
+Redis queue needs.
 
 Modes (SPEC §3): ``sitemap`` walks sitemaps only; ``auto`` too, and falls back to a BFS
 link crawl from the homepage when no sitemap yielded a page of the site (decided when the

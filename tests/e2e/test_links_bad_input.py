@@ -76,16 +76,17 @@ def crawl(
     timeout: float = 60,
     allowed_errors: tuple[str, ...] = (),
     spider: str = "links",
+    code: int = 0,
     **settings: Any,
 ) -> tuple[CrawlResult, float]:
     """``scrapy crawl links`` (or ``spider``; HOST_INTERVAL=0); asserts it finished in
-    time, exit 0, no traceback, no ERROR line but those ending as ``allowed_errors`` say.
-    Returns the result and the seconds it took."""
+    time, exit ``code`` (5: a budget stopped it), no traceback, no ERROR line but those
+    ending as ``allowed_errors`` say. Returns the result and the seconds it took."""
     started = time.monotonic()
     result = run_discover(url, tmp_path, *args, spider=spider, settings=settings, timeout=timeout)
     elapsed = time.monotonic() - started
     assert elapsed < timeout
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == code, result.stderr[-3000:]
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
     errors = [line for line in result.stderr.splitlines() if " ERROR: " in line]
     assert [e for e in errors if not e.endswith(allowed_errors)] == [], errors
@@ -212,7 +213,9 @@ def test_50000_links_stay_within_max_pages(site, tmp_path):
         {"/": page(links)},
         lambda path: page(["/"], path) if path.startswith("/p/") else None,
     )
-    result, elapsed = crawl(tmp_path, server.origin + "/", "-a", "max_pages=100", timeout=90)
+    result, elapsed = crawl(
+        tmp_path, server.origin + "/", "-a", "max_pages=100", timeout=90, code=5
+    )
     assert len(pages(server)) == 100
     crawl_log = result.discovery["crawl"]
     assert (crawl_log["requested"], crawl_log["fetched"]) == (100, 100)
@@ -248,7 +251,7 @@ def test_calendar_trap_is_stopped_by_a_budget(site, tmp_path, args, fetched, lim
     """An endless calendar: the budget named stops it; the next month is recorded with the
     budget as its flag, and the crawl log names the bound limit."""
     server = site({"/": page(["/calendar?month=1"])}, calendar)
-    result, _ = crawl(tmp_path, server.origin + "/", *args, timeout=60)
+    result, _ = crawl(tmp_path, server.origin + "/", *args, timeout=60, code=5)
     got = pages(server)
     assert len(got) == fetched  # the home page and fetched-1 months, then the budget
     last = fetched - 1

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 
 from discovery_crawler.output.state import CHANGES_NAME, STATE_NAME, iter_entries
+from discovery_crawler.site_server import SiteServer
 from tests.conftest import FIXTURES, run_discover
 
 SITE = "https://example.com"
@@ -67,7 +69,7 @@ def test_rerun_reports_new_removed_changed(serve, tmp_path):
     ]
     assert changes["known"] == 5 and changes["removals_judged"] is True
     day = first.run["provenance"]["finished_at"][:10]
-    assert f"Since the previous run ({day}): 2 new, 2 removed, 1 changed." in second.stderr
+    assert f"Since the previous run ({day}): 2 new, 2 removed, 1 changed (removals" in second.stderr
     # slugs: known URLs keep theirs, even a suffixed one whose base URL is gone
     for rec in second.records:
         if rec["url"] in slugs_before:
@@ -84,7 +86,7 @@ def test_rerun_reports_new_removed_changed(serve, tmp_path):
 
     # A run that cannot have seen everything (a limit binds) does not judge removals.
     third = crawl(server, tmp_path, out, settings={"SITEMAP_MAX_URLS": 3})
-    assert third.returncode == 0, third.stderr[-3000:]
+    assert third.returncode == 5, third.stderr[-3000:]  # bounded: complete up to the limit
     assert third.run["changes"]["removals_judged"] is False
     assert third.run["changes"]["removed"]["count"] == 0
     assert "removals not judged (limit bound: SITEMAP_MAX_URLS)" in third.stderr
@@ -187,3 +189,55 @@ def test_service_profile_writes_preview(serve, tmp_path):
     assert not (tmp_path / "no-preview").exists()
     plain = crawl(server, tmp_path, tmp_path / "no-preview")
     assert plain.returncode == 0 and not (tmp_path / "no-preview" / "preview.json").exists()
+
+
+class FailingServer(SiteServer):
+    """A ``SiteServer`` whose ``broken`` paths close the connection without an answer."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.broken: set[str] = set()
+
+    def _handler_class(self):
+        base, server = super()._handler_class(), self
+
+        class Handler(base):
+            def do_GET(self):
+                if self.path in server.broken:
+                    server.log(self.path, 0)
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                super().do_GET()
+
+        return Handler
+
+
+def test_a_page_that_failed_to_load_makes_no_page_removed(tmp_path):
+    """Run 2 cannot fetch /a/ (the connection drops): the pages only /a/ links to are not
+    found, and they are not called removed — the summary says why removals were not judged."""
+    root = tmp_path / "site"
+    pages = {"": ["a", "b"], "a": ["a1", "a2"], "b": ["b1"], "a1": [], "a2": [], "b1": []}
+    for name, links in pages.items():
+        folder = root / name if name else root
+        folder.mkdir(parents=True, exist_ok=True)
+        anchors = "".join(f'<a href="/{link}/">{link}</a>' for link in links)
+        (folder / "index.html").write_text(f"<html><body>{anchors}</body></html>")
+    out = tmp_path / "out"
+    with FailingServer(root) as server:
+        args = ("-a", "mode=links")
+        first = run_discover(server.url("/"), tmp_path, *args, out=out)
+        assert first.returncode == 0, first.stderr[-2000:]
+        assert len(first.records) == 6
+        server.broken.add("/a/")
+        second = run_discover(
+            server.url("/"), tmp_path, *args, out=out, settings={"RETRY_TIMES": 0}
+        )
+    assert second.returncode == 0, second.stderr[-2000:]
+    changes = second.run["changes"]
+    assert changes["removed"]["count"] == 0
+    assert "page fetches failed (1 network)" in changes["removals_not_judged_because"]
+    assert "removals not judged (1 page fetches failed (1 network))" in second.stderr
+    kept = {entry[0]: entry for entry in list(iter_entries(out / STATE_NAME))[1:]}
+    assert server.url("/a1/") in kept
+    assert kept[server.url("/a1/")][-1] != "removed"

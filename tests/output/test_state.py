@@ -84,7 +84,10 @@ def test_round_trip_and_exact_changes(tmp_path):
     assert changes.removed.items == [f"{SITE}/c/"]
     assert changes.changed.items == [{"url": f"{SITE}/a/", "lastmod": "2026-02-01"}]
     assert changes.known == 2
-    assert changes.lines() == ["Since the previous run (2026-11-28): 1 new, 1 removed, 1 changed."]
+    assert changes.lines() == [
+        "Since the previous run (2026-11-28): 1 new, 1 removed, 1 changed "
+        "(removals judged: every source was read and the run finished)."
+    ]
     got = entries(out)
     assert got[f"{SITE}/a/"] == [f"{SITE}/a/", "a", 1, 2, "2026-02-01", "changed"]
     assert got[f"{SITE}/c/"] == [f"{SITE}/c/", "c", 1, 1, "2026-01-02", "removed"]

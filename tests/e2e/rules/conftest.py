@@ -60,6 +60,13 @@ def assert_completed(result: Any) -> None:
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
 
 
+def assert_bounded(result: Any) -> None:
+    """A limit stopped the run early: exit 5, ``bounded``, no traceback."""
+    assert result.returncode == 5, result.stderr[-3000:]
+    assert result.run["status"] == "bounded", result.run["failure"]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+
+
 def gzip_file(path: Path, data: bytes) -> None:
     path.write_bytes(gzip.compress(data, mtime=0))
 
