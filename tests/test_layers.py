@@ -35,6 +35,7 @@ LAYERS = (
             "robots",
             "private_names",
             "refusals",
+            "retries",
             "estimate",
             "arguments",
             "profiles",
