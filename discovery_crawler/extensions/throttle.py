@@ -24,11 +24,13 @@ middleware, ``middlewares/retry.py``, for each transient failure): its slot wait
 while it is failing the slot sends one request at a time (its ``concurrency`` is 1; its
 ``delay`` at least the pause), so when the pause ends one request probes the host instead
 of the whole queue leaving at once and failing together. Requests already on their way
-when a pause begins are tagged with the host's round: their failures are that outage seen
-again and do not grow the pause. An answer (``host_answered``) ends the streak and gives the
-slot back its concurrency. After ``RETRY_TIMES + 1`` failures in a row (``RETRY_TIMES`` > 0)
-the host is given up: no more pauses, and the retry middleware retries none of its failures
-until it answers.
+when a pause begins are tagged with the host's round, and so is every download when it
+ends (``request_left_downloader``): the failure of a request sent, or ended, before the
+current pause began is that outage seen again and does not grow the pause. An answer
+(``host_answered``) ends the streak, gives the slot back its concurrency and lets its queue
+go without waiting out the probe's pause. After ``RETRY_TIMES + 1`` failures in a row
+(``RETRY_TIMES`` > 0) the host is given up: no more pauses, and the retry middleware retries
+none of its failures until it answers.
 
 Interfaces for other components (documented in the README):
 
@@ -53,6 +55,7 @@ from __future__ import annotations
 import logging
 from time import monotonic
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.utils.httpobj import urlparse_cached
@@ -80,8 +83,6 @@ RETRY_AFTER_STATUSES = frozenset({429, 503})
 CRAWL_DELAY_META = "robots_crawl_delay"
 WAIT_META = "throttle_wait"
 _QUEUED_META = "_throttle_queued_at"
-# (host, round) on a request that was on its way when its host's pause of that round began.
-_ROUND_META = "_throttle_failure_round"
 # A slot with delay 0 ignores its lastseen; a back-off needs a delay to take hold.
 _BACKOFF_DELAY = 0.001
 _WAIT_WORTH_COUNTING = 0.005  # seconds; less is scheduling noise
@@ -112,6 +113,11 @@ class HostThrottle:
         )
         # Slots of failing hosts, sending one request at a time: key -> (slot, concurrency).
         self._held: dict[str, tuple[Slot, int]] = {}
+        # (host, round) of requests on their way when their host's pause of that round
+        # began, and of requests whose download ended in that round (a failure reaches the
+        # retry middleware a moment later, maybe after another one paused the host).
+        self._on_their_way: WeakKeyDictionary[Request, tuple[str, int]] = WeakKeyDictionary()
+        self._ended: WeakKeyDictionary[Request, tuple[str, int]] = WeakKeyDictionary()
         self._slot_hosts: dict[str, set[str]] = {}
         self._host_slots: dict[str, set[str]] = {}
         self._anchored: dict[str, Slot] = {}  # slot key -> the slot its first response anchored
@@ -126,6 +132,9 @@ class HostThrottle:
             self.request_reached_downloader, signal=signals.request_reached_downloader
         )
         crawler.signals.connect(self.response_downloaded, signal=signals.response_downloaded)
+        crawler.signals.connect(
+            self.request_left_downloader, signal=signals.request_left_downloader
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -171,9 +180,13 @@ class HostThrottle:
         pause the host, or note the failure of a request that was on its way when the
         current pause began, or give the host up. Returns what it did."""
         host = _host(request)
-        tag = request.meta.pop(_ROUND_META, None)
         state = self.intervals.state(host)
-        failure = self.intervals.fail(host, monotonic(), counted=tag != (host, state.round))
+        current = (host, state.round)
+        # Old news: it was on its way when the current pause began, or its download ended
+        # before that pause began (another failure reached us first).
+        on_their_way = self._on_their_way.pop(request, None) == current
+        ended_before = self._ended.pop(request, current) != current
+        failure = self.intervals.fail(host, monotonic(), counted=not (on_their_way or ended_before))
         if failure.counted:
             self._tag_on_their_way(host, state.round, request)
         if failure.pause:
@@ -205,9 +218,8 @@ class HostThrottle:
         """``request``'s host answered: its failure streak ends — unless the request was
         already on its way when the current pause began (old news of the host)."""
         host = _host(request)
-        tag = request.meta.pop(_ROUND_META, None)
         state = self.intervals.hosts.get(host)
-        if state is None or tag == (host, state.round):
+        if state is None or self._on_their_way.pop(request, None) == (host, state.round):
             return
         streak = state.failures
         if not self.intervals.answered(host):
@@ -215,7 +227,7 @@ class HostThrottle:
         self.stats.inc_value("throttle/host_recovered")
         if streak > 1:
             logger.info("Throttle: %s answers again after %d failures in a row", host, streak)
-        self._refresh_slots_of(host)
+        self._refresh_slots_of(host, resume=True)
 
     @property
     def summary(self) -> HostIntervals:
@@ -240,6 +252,11 @@ class HostThrottle:
         self._configure(key, slot)
         if slot.delay > 0:  # the throttle may hold this one: measure how long
             request.meta[_QUEUED_META] = monotonic()
+
+    def request_left_downloader(self, request: Request, spider: Spider) -> None:
+        host = _host(request)
+        state = self.intervals.hosts.get(host)
+        self._ended[request] = (host, state.round if state is not None else 0)
 
     def response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:
         host = _host(request)
@@ -352,13 +369,20 @@ class HostThrottle:
             for request in slot.active:
                 if request is failed or id(request) in queued or _host(request) != host:
                     continue
-                request.meta[_ROUND_META] = (host, round_)
+                self._on_their_way[request] = (host, round_)
 
-    def _refresh_slots_of(self, host: str) -> None:
+    def _refresh_slots_of(self, host: str, resume: bool = False) -> None:
         for key in self._host_slots.get(host, ()):
             slot = self._slot(key)
-            if slot is not None:
-                self._configure(key, slot)
+            if slot is None:
+                continue
+            self._configure(key, slot)
+            if resume and slot.latercall is not None and slot.transferring:
+                # The probe left with the next send scheduled a pause later; the host
+                # answered, so drop that wait: the downloader processes the slot's queue
+                # again as this download ends, at the slot's interval.
+                slot.latercall.cancel()
+                slot.latercall = None
 
     def _anchor_first(self, request: Request) -> None:
         """A slot's first request spends DNS, TCP and TLS set-up on its way that the next

@@ -202,8 +202,13 @@ def test_a_failing_host_sends_one_request_at_a_time_until_it_answers():
     probe = Request(f"{U}/b")
     with_slot_request(crawler, throttle, slot, probe)
     assert slot.concurrency == 1  # a request reaching the slot meanwhile changes nothing
+    # the probe is sent; the slot schedules its next send a pause later
+    slot.transferring.add(probe)
+    slot.latercall = later = SimpleNamespace(cancelled=False)
+    later.cancel = lambda: setattr(later, "cancelled", True)
     answer(mw, probe)
     assert slot.concurrency == 8  # it answered: the slot's own concurrency again
+    assert later.cancelled and slot.latercall is None  # and no waiting out that pause
 
 
 def test_requests_already_on_their_way_do_not_grow_the_pause():
@@ -216,10 +221,28 @@ def test_requests_already_on_their_way_do_not_grow_the_pause():
     refused(mw, first)
     retry = refused(mw, sent)  # sent before the pause began: the same outage seen again
     assert (state.failures, state.pause) == (1, 1.0)
-    assert "_throttle_failure_round" not in retry.meta  # its retry will be a probe
+    assert retry not in throttle._on_their_way  # its retry will be a probe
     answer(mw, late)  # answered, but sent before the pause began: no news of the host
     assert throttle.intervals.failing(HOST)
     slot.queue.clear()
     refused(mw, queued)  # the probe failed: the host is still down
     assert (state.failures, state.pause) == (2, 2.0)
     assert crawler.stats.get_value("throttle/host_paused") == 2
+
+
+def test_failures_that_ended_before_the_pause_began_do_not_grow_it():
+    """Two downloads fail at once; their failures reach the middleware one after the other:
+    the second is the same outage, though it is no longer on its way when the first one
+    pauses the host."""
+    crawler, mw, throttle = build(RETRY_BACKOFF_BASE=1.0)
+    first, second = Request(f"{U}/a"), Request(f"{U}/b")
+    for request in (first, second):
+        throttle.request_left_downloader(request, crawler.spider)
+    refused(mw, first)
+    refused(mw, second)
+    state = throttle.intervals.state(HOST)
+    assert (state.failures, state.pause, state.failed) == (1, 1.0, 2)
+    probe = Request(f"{U}/c")
+    throttle.request_left_downloader(probe, crawler.spider)  # sent after the pause
+    refused(mw, probe)
+    assert (state.failures, state.pause) == (2, 2.0)
