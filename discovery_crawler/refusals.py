@@ -9,18 +9,22 @@ class, the status, a reason in words and the citation of the page that linked to
 - ``login``: a redirect chain ending on a login address (``/login``, ``/signin``,
   ``/auth``…, or a ``login.`` / ``accounts.`` host) whose query carries a return parameter
   pointing back to a URL of the chain (``?next=/members/``);
-- ``wall``: 401, 403, 429, 451, 503, named in words; or a short 2xx page whose text reads
-  like a block page (captcha, "access denied", "enable JavaScript and cookies", Cloudflare's
-  "Just a moment...") with few links;
+- ``wall``: 401, 403, 429, 451, named in words; a 503 that reads as a block page (a
+  Cloudflare challenge, ``cf-mitigated: challenge``, or a block page's text); or a short 2xx
+  page whose text reads like a block page (captcha, "access denied", "enable JavaScript and
+  cookies", Cloudflare's "Just a moment...") with few links;
 - ``download``: the server sent a file (PDF, zip, image…), by Content-Disposition
   ``attachment`` or a Content-Type that is not HTML (a body sniffed as HTML is a page);
 - ``shell``: HTML with scripts, an app root (``<div id="root|app|__next">``…) and no
   readable text, and few or no links — when no browser ran;
-- ``timeout``, ``network``: the fetch failed (``classify_failure``).
+- ``server_error``: a 5xx answer (500, 502, 504, 522…; a 503 that is not a block page:
+  the server is down or overloaded), once its retries are spent (``middlewares/retry.py``);
+- ``timeout``: the fetch timed out (``classify_failure``), or the server answered 408;
+- ``network``: the fetch failed: connection refused or reset, DNS (``classify_failure``).
 
 Checked in that order (``classify_response``): a 404 behind a login redirect is missing; a
-403 serving a PDF is a wall. Other statuses (500, 400, an unfollowed 3xx) are not refusals:
-the page record's status says what happened.
+403 serving a PDF is a wall. Other statuses (400, an unfollowed 3xx) are not refusals: the
+page record's status says what happened.
 
 Near misses matter as much as hits: a short real page is not a wall, a page that mentions
 "login" is not a login refusal, a server-rendered Next.js page (``id="__next"`` full of text
@@ -52,19 +56,32 @@ REFUSAL_CLASSES: tuple[str, ...] = (
     "wall",
     "login",
     "shell",
+    "server_error",
     "timeout",
     "network",
 )
 """The closed set of classes, in the order tallies are reported."""
 
 MISSING_STATUSES = frozenset({404, 410})
-WALL_STATUSES = frozenset({401, 403, 429, 451, 503})
+WALL_STATUSES = frozenset({401, 403, 429, 451})
 _WALL_WHY = {
     401: "the server asks for credentials",
     403: "access denied by the server",
     429: "rate limited by the server",
     451: "blocked for legal reasons",
-    503: "the server is unavailable or turning crawlers away",
+    503: "the server turns crawlers away",
+}
+# 503 is what an overloaded or down server answers, and what some bot walls answer: a wall
+# only when it says so (a challenge header, a block page), a server error otherwise.
+UNAVAILABLE = 503
+TIMEOUT_STATUS = 408  # the server gave up waiting for the request: a timeout
+# Status codes with no phrase in http.HTTPStatus that servers and CDNs send.
+_SERVER_WHY = {
+    520: "the CDN got an unknown error from the origin",
+    521: "the origin refused the CDN's connection",
+    522: "the CDN's connection to the origin timed out",
+    523: "the origin is unreachable from the CDN",
+    524: "the origin did not answer the CDN in time",
 }
 
 ANCHOR_MAX = 160  # SPEC §10: citation anchors are at most 160 characters
@@ -438,14 +455,25 @@ def classify_response(
                 f"with {param}= pointing back",
                 final,
             )
-    if status in WALL_STATUSES:
+    challenge = _header(headers, "cf-mitigated").lower() == "challenge"
+    retry_after = _header(headers, "Retry-After").strip()
+    if status in WALL_STATUSES or (status == UNAVAILABLE and challenge):
         reason = f"{_status_words(status)}: {_WALL_WHY[status]}"
-        if _header(headers, "cf-mitigated").lower() == "challenge":
+        if challenge:
             reason += " (Cloudflare challenge)"
-        retry_after = _header(headers, "Retry-After").strip()
         if retry_after and status in (429, 503):
             reason += f", retry after {retry_after}"
         return Refusal("wall", requested, status, reason, final)
+    if status == UNAVAILABLE and (why := _block_page_reason(body)):
+        return Refusal("wall", requested, status, f"{_status_words(status)}: {why}", final)
+    if status == TIMEOUT_STATUS:
+        reason = f"{_status_words(status)}: the server gave up waiting for the request"
+        return Refusal("timeout", requested, status, reason, final)
+    if 500 <= status < 600:
+        reason = f"{_status_words(status)}: {_SERVER_WHY.get(status, 'the server failed')}"
+        if retry_after:
+            reason += f", retry after {retry_after}"
+        return Refusal("server_error", requested, status, reason, final)
     if not 200 <= status < 300:
         return None
     why = _download_reason(headers, body)
@@ -467,6 +495,16 @@ def classify_response(
     if shell_candidate and (why := _shell_reason(sig)):
         return Refusal("shell", requested, status, why, final)
     return None
+
+
+def _block_page_reason(body: bytes) -> str | None:
+    """Why a body reads as a block page (a short page with a block-page phrase), or None."""
+    if not body or len(body) > _WALL_MAX_BYTES:
+        return None
+    lower = body.lower()
+    if lower.count(b"<a") > _MAX_ANCHOR_TAGS or not any(h in lower for h in _WALL_HINTS):
+        return None
+    return _wall_reason(page_signals(body))
 
 
 # -- failures --------------------------------------------------------------------------------
@@ -550,6 +588,50 @@ def classify_failure(url: str, exc: BaseException) -> Refusal | None:
             return Refusal("network", url, None, f"{_NETWORK_WORDS[name]}{detail}")
     detail = f": {message}" if message else ""
     return Refusal("network", url, None, f"download failed ({names[0]}{detail})")
+
+
+# Words that say only that something failed: a wrapped cause says more when there is one.
+_GENERIC_FAILURES = frozenset({"DownloadFailedError", "ResponseFailed", "ConnectError"})
+
+
+def _causes(exc: BaseException, limit: int = 8) -> list[BaseException]:
+    """``exc``, then what it wraps: ``__cause__`` / ``__context__``, and the failures a
+    Twisted ``ResponseFailed`` lists in ``reasons`` (each a ``Failure`` with a ``value``)."""
+    found: list[BaseException] = []
+    queue: list[BaseException] = [exc]
+    while queue and len(found) < limit:
+        current = queue.pop(0)
+        if any(current is seen for seen in found):
+            continue
+        found.append(current)
+        for inner in (current.__cause__, current.__context__):
+            if isinstance(inner, BaseException):
+                queue.append(inner)
+        for reason in getattr(current, "reasons", None) or ():
+            value = getattr(reason, "value", reason)
+            if isinstance(value, BaseException):
+                queue.append(value)
+    return found
+
+
+def failure_reason(exc: BaseException) -> str:
+    """A failed fetch's cause in a few words, without its message: ``connection refused``,
+    ``timed out``, ``DNS lookup failed``, ``connection lost before a full response``… (the
+    reasons retries are counted by). A wrapped cause is looked through: Scrapy's
+    ``DownloadFailedError`` around Twisted's ``ResponseFailed`` says only "download failed",
+    the connection loss inside it says what happened."""
+    generic = None
+    for candidate in _causes(exc):
+        names = [cls.__name__ for cls in type(candidate).__mro__]
+        if any(n in _TIMEOUTS for n in names):
+            return "timed out"
+        name = next((n for n in names if n in _NETWORK_WORDS), None)
+        if name is None:
+            continue
+        if name not in _GENERIC_FAILURES:
+            return _NETWORK_WORDS[name]
+        generic = generic or _NETWORK_WORDS[name]
+    return generic or type(exc).__name__
 
 
 # -- failures in words (no refusal class) ---------------------------------------------------

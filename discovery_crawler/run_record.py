@@ -150,6 +150,7 @@ class RunRecord:
         self.changes: Any = None  # output.state.Changes: new/removed/changed since last run
         self.report_path: Any = None  # where report.html goes (pipelines/crawl_log.py), if on
         self.verify: Any = None  # verdicts.VerifyTally, when -a verify=1
+        self.retries: Any = None  # retries.RetrySummary, set by the retry middleware
 
     def start_judging(self, reason: str | None = None) -> bool:
         """Note the finish reason; True the first time only (the run is judged once)."""
@@ -257,6 +258,7 @@ class RunRecord:
             "refusals": self.refusals.as_dict() if self.refusals is not None else None,
             "verify": self.verify.as_dict() if self.verify is not None else None,
             "throttle": self.throttle.as_dict() if self.throttle is not None else None,
+            "retries": self.retries.as_dict() if self.retries is not None else None,
             "selection": self.selection.as_dict() if self.selection is not None else None,
             "groups": self.groups.as_dict(self.list_cap) if self.groups is not None else None,
             "tree": self.tree.as_dict() if self.tree is not None else None,

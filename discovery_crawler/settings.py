@@ -54,8 +54,13 @@ DOWNLOADER_MIDDLEWARES = {
     # the throttle or the network. Replaces Scrapy's RobotsTxtMiddleware (RFC 9309 here:
     # 5xx fails closed, Crawl-delay kept, the blocking rule named).
     "discovery_crawler.middlewares.robots.RobotsPolicyMiddleware": 100,
-    # Below RedirectMiddleware (600), HttpCompression (590) and RetryMiddleware (550): sees
-    # the final response with its redirect chain, decompressed, after retries are used up.
+    # In place of Scrapy's RetryMiddleware (550), with its settings: the retries of a host
+    # wait for it (exponential back-off on its downloader slot, through the host throttle),
+    # and the crawl log says what was retried and what failed after its retries.
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "discovery_crawler.middlewares.retry.BackoffRetryMiddleware": 550,
+    # Below RedirectMiddleware (600), HttpCompression (590) and the retry middleware (550):
+    # sees the final response with its redirect chain, decompressed, after retries are used up.
     "discovery_crawler.middlewares.refusals.RefusalMiddleware": 540,
     # Closest to the downloader: a resumed run's replayed responses pass every other
     # middleware as the originals did (JOBDIR; off otherwise).
@@ -97,7 +102,16 @@ MAX_RETRY_AFTER = 300.0  # seconds; a 429/503 Retry-After above this is capped (
 HOST_INTERVAL_OVERRIDES: dict[str, float] = {}  # {"host": seconds} instead of HOST_INTERVAL
 CONCURRENT_REQUESTS = 16
 DOWNLOAD_TIMEOUT = 30
-RETRY_TIMES = 1
+# Transient failures — connection refused, reset or lost, timeouts, DNS, and Scrapy's
+# RETRY_HTTP_CODES (500, 502, 503, 504, 522, 524, 408, 429) — are retried up to RETRY_TIMES
+# times per request (middlewares/retry.py). A failing host is paused as a whole: after its
+# n-th failure in a row no request goes to it for RETRY_BACKOFF_BASE·2^(n−1) seconds (at
+# most RETRY_BACKOFF_MAX), then one at a time until it answers; after RETRY_TIMES + 1
+# failures in a row (1+2+4+8+16 s of pauses by default: an outage of ~30 s is survived)
+# it is given up and its failures are final. RETRY_BACKOFF_BASE = 0: retried at once.
+RETRY_TIMES = 5
+RETRY_BACKOFF_BASE = 1.0  # seconds: the first pause of a failing host
+RETRY_BACKOFF_MAX = 30.0  # seconds: the longest pause (0 = no cap)
 
 # Discovery (SPEC §2, §4).
 DISCOVERY_MODE = "auto"

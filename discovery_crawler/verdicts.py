@@ -16,10 +16,10 @@ advertised:
 - ``dead``: 404 or 410 — or another 4xx that is not a wall (400, a 405 to GET too…): the
   URL serves no page;
 - ``refused``: robots.txt disallows it for our token (``robots``), the server walls it off
-  (``wall``: 401, 403, 429, 451, 503 or a block page) or sends it to a login page that
-  points back (``login``);
+  (``wall``: 401, 403, 429, 451, a block page — a 503 that reads as one too) or sends it
+  to a login page that points back (``login``);
 - ``failed``: no answer (``timeout``, ``network``) or a server error (``server_error``:
-  500, 502, 504…; a 503 is a wall, as SPEC §11 says): the page may exist, ask again later;
+  500, 502, 503, 504…, after their retries): the page may exist, ask again later;
 - ``unchecked``: not fetched — a file kind (``document``, ``media``, ``archive``: kept,
   never fetched), ``requires_auth``, over the ``max_pages`` budget (``over_max_pages``),
   or ignored by another component (``ignored``).
@@ -62,7 +62,7 @@ def _answer(status: int | None, refusal_class: str | None) -> tuple[str, str]:
         return "refused", "wall"
     if refusal_class == "missing":
         return "dead", str(status)
-    if refusal_class in ("timeout", "network"):
+    if refusal_class in ("timeout", "network", "server_error"):
         return "failed", refusal_class
     if status is None:
         return "unchecked", "not_fetched"

@@ -37,6 +37,7 @@ LAYERS = (
             "private_names",
             "refusals",
             "outcomes",
+            "retries",
             "estimate",
             "arguments",
             "profiles",

@@ -9,10 +9,14 @@ from hypothesis import strategies as st
 from scrapy.exceptions import (
     CannotResolveHostError,
     DownloadConnectionRefusedError,
+    DownloadFailedError,
     DownloadTimeoutError,
     IgnoreRequest,
 )
-from twisted.internet.error import ConnectionLost, DNSLookupError
+from twisted.internet.error import ConnectionDone, ConnectionLost, DNSLookupError
+from twisted.internet.error import ConnectionRefusedError as TxConnectionRefusedError
+from twisted.python.failure import Failure
+from twisted.web.client import ResponseFailed, ResponseNeverReceived
 
 from discovery_crawler.refusals import (
     REFUSAL_CLASSES,
@@ -21,6 +25,7 @@ from discovery_crawler.refusals import (
     RefusalSummary,
     classify_failure,
     classify_response,
+    failure_reason,
     is_login_url,
     looks_like_shell,
     readable_text,
@@ -84,7 +89,20 @@ HITS = [
     ("403", {"status": 403, "body": ACCESS_DENIED}, "wall"),
     ("429", {"status": 429}, "wall"),
     ("451", {"status": 451}, "wall"),
-    ("503", {"status": 503}, "wall"),
+    ("503 challenge", {"status": 503, "headers": {"cf-mitigated": "challenge"}}, "wall"),
+    ("503 block page", {"status": 503, "body": CHALLENGE}, "wall"),
+    ("503 captcha", {"status": 503, "body": CAPTCHA_PAGE}, "wall"),
+    (
+        "503 unavailable",
+        {"status": 503, "body": b"<html>Down for maintenance</html>"},
+        "server_error",
+    ),
+    ("500", {"status": 500, "body": b"oops"}, "server_error"),
+    ("502", {"status": 502}, "server_error"),
+    ("504", {"status": 504}, "server_error"),
+    ("522", {"status": 522}, "server_error"),
+    ("599", {"status": 599}, "server_error"),
+    ("408", {"status": 408}, "timeout"),
     (
         "403 serving a PDF is a wall",
         {"status": 403, "headers": {"Content-Type": "application/pdf"}, "body": PDF},
@@ -189,7 +207,7 @@ NEAR_MISSES = [
     ("HTML with no Content-Type", {"headers": {}, "body": SHORT}),
     ("XHTML", {"headers": {"Content-Type": "application/xhtml+xml"}, "body": SHORT}),
     ("empty 200", {"body": b""}),
-    ("a 500 is not a refusal class", {"status": 500, "body": b"oops"}),
+    ("a 400 is not a refusal class", {"status": 400, "body": b"bad request"}),
     ("an unfollowed 301", {"status": 301}),
     (
         "a page with scripts and a sentence, no app root",
@@ -216,6 +234,24 @@ def test_wall_status_is_named_in_words():
     assert busy.reason == "429 Too Many Requests: rate limited by the server, retry after 120"
     cf = classify(403, CHALLENGE, {"Content-Type": "text/html", "cf-mitigated": "challenge"})
     assert cf.reason.endswith("(Cloudflare challenge)")
+    cf503 = classify(503, headers={"cf-mitigated": "challenge", "Retry-After": "5"})
+    assert cf503.reason == (
+        "503 Service Unavailable: the server turns crawlers away (Cloudflare challenge), "
+        "retry after 5"
+    )
+    assert classify(503, CHALLENGE).reason.startswith(
+        '503 Service Unavailable: block page: "Just a moment..."'
+    )
+
+
+def test_server_errors_are_named_in_words():
+    assert classify(500).reason == "500 Internal Server Error: the server failed"
+    busy = classify(503, headers={"Retry-After": "120"})
+    assert busy.reason == "503 Service Unavailable: the server failed, retry after 120"
+    assert classify(522).reason == "522: the CDN's connection to the origin timed out"
+    assert classify(408).reason == (
+        "408 Request Timeout: the server gave up waiting for the request"
+    )
 
 
 def test_login_record_names_the_requested_url_and_where_it_ended():
@@ -271,6 +307,14 @@ def test_citation_comes_from_the_meta():
     assert len(record["anchor"]) == 160
     nested = Refusal("wall", f"{U}/y", 403, "r").cite({"citation": {"found_on": f"{U}/z"}})
     assert nested.found_on == f"{U}/z" and nested.anchor is None
+
+
+def _wrapped(cause: Exception) -> DownloadFailedError:
+    """A ``DownloadFailedError`` raised from ``cause``, as Scrapy's download handler does."""
+    try:
+        raise DownloadFailedError(str(cause)) from cause
+    except DownloadFailedError as exc:
+        return exc
 
 
 class PlaywrightError(Exception):
@@ -330,6 +374,33 @@ FAILURES = [
 def test_failures_are_named(exc, expected, reason):
     refusal = classify_failure(f"{U}/x", exc)
     assert (refusal.refusal_class, refusal.reason, refusal.status) == (expected, reason, None)
+
+
+@pytest.mark.parametrize(
+    ("exc", "words"),
+    [
+        (DownloadConnectionRefusedError("x"), "connection refused"),
+        (TxConnectionRefusedError(), "connection refused"),
+        (ConnectionRefusedError(), "connection refused"),
+        (DownloadTimeoutError("took longer than 30 s"), "timed out"),
+        (CannotResolveHostError("no.such"), "DNS lookup failed"),
+        (ConnectionResetError(), "connection reset"),
+        # Scrapy's wrapper of Twisted's ResponseFailed: its reasons say what happened
+        (
+            _wrapped(ResponseNeverReceived([Failure(ConnectionDone())])),
+            "connection closed before a response",
+        ),
+        (
+            _wrapped(ResponseFailed([Failure(ConnectionLost())])),
+            "connection lost before a full response",
+        ),
+        (DownloadFailedError("?"), "download failed"),
+        (RuntimeError("odd"), "RuntimeError"),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else None,
+)
+def test_failure_reasons_are_short_words(exc, words):
+    assert failure_reason(exc) == words
 
 
 def test_decisions_are_not_failures():

@@ -33,7 +33,10 @@ from discovery_crawler.verdicts import (
         ((400,), ("dead", "400")),
         ((405,), ("dead", "405")),  # a 405 to GET: the URL serves no page
         ((401,), ("refused", "wall")),
-        ((503,), ("refused", "wall")),  # SPEC §11: 503 is a wall
+        ((503, "wall"), ("refused", "wall")),  # a 503 block page is a wall
+        ((503, "server_error"), ("failed", "server_error")),  # a 503 otherwise: down
+        ((503,), ("failed", "server_error")),
+        ((502, "server_error"), ("failed", "server_error")),
         ((500,), ("failed", "server_error")),
         ((502,), ("failed", "server_error")),
         ((None, "timeout"), ("failed", "timeout")),
@@ -79,7 +82,9 @@ def test_verdict_of_a_record(fields, expected):
 
 @given(
     status=st.one_of(st.none(), st.integers(100, 599)),
-    refusal=st.sampled_from([None, "download", "missing", "wall", "login", "shell", "timeout"]),
+    refusal=st.sampled_from(
+        [None, "download", "missing", "wall", "login", "shell", "server_error", "timeout"]
+    ),
     redirected=st.booleans(),
     robots=st.booleans(),
 )

@@ -102,6 +102,9 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     refusals = record.refusals.line() if record.refusals is not None else ""
     if refusals:
         lines.append(refusals)
+    retries = getattr(record, "retries", None)
+    if retries is not None and (retried := retries.line()):
+        lines.append(retried)
     verify = getattr(record, "verify", None)
     if verify is not None:  # -a verify=1: advertised against what answered
         lines.append(verify.line())

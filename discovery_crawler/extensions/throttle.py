@@ -17,6 +17,21 @@ by moving its ``lastseen``, on two downloader signals:
 * ``response_downloaded`` fires before the slot sends its next request: a Retry-After holds
   back the requests already queued there too, and the retry RetryMiddleware schedules.
 
+A host that keeps failing is paused as a whole (``host_failed``, called by the retry
+middleware, ``middlewares/retry.py``, for each transient failure): its slot waits
+``base·2^(n−1)`` seconds after the n-th failure in a row (``RETRY_BACKOFF_BASE``, capped by
+``RETRY_BACKOFF_MAX``; ``host_intervals.failure_pause``), by the same ``lastseen`` move, and
+while it is failing the slot sends one request at a time (its ``concurrency`` is 1; its
+``delay`` at least the pause), so when the pause ends one request probes the host instead
+of the whole queue leaving at once and failing together. Requests already on their way
+when a pause begins are tagged with the host's round, and so is every download when it
+ends (``request_left_downloader``): the failure of a request sent, or ended, before the
+current pause began is that outage seen again and does not grow the pause. An answer
+(``host_answered``) ends the streak, gives the slot back its concurrency and lets its queue
+go without waiting out the probe's pause. After ``RETRY_TIMES + 1`` failures in a row
+(``RETRY_TIMES`` > 0) the host is given up: no more pauses, and the retry middleware retries
+none of its failures until it answers.
+
 Interfaces for other components (documented in the README):
 
 * ``request.meta["robots_crawl_delay"]``: seconds (or None) robots.txt states for the
@@ -26,6 +41,9 @@ Interfaces for other components (documented in the README):
   ``HOST_INTERVAL``.
 * ``request.meta["throttle_wait"]``: seconds a throttled request waited in its slot (set
   when its response arrives; the wait for a free connection is included).
+* ``host_failed(request, reason)`` / ``host_answered(request)``: a transient failure of the
+  request's host (returns the ``HostFailure``: the pause, whether the host is given up) /
+  an answer from it.
 
 Spacing is per downloader slot, which is the host by default; hosts sharing a slot
 (``CONCURRENT_REQUESTS_PER_IP``, a ``download_slot`` meta key) are spaced by the largest of
@@ -37,11 +55,13 @@ from __future__ import annotations
 import logging
 from time import monotonic
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.utils.httpobj import urlparse_cached
 
 from discovery_crawler.extensions.host_intervals import (
+    HostFailure,
     HostIntervals,
     parse_http_date,
     parse_retry_after,
@@ -86,7 +106,18 @@ class HostThrottle:
             max_retry_after=valid_seconds(settings.getfloat("MAX_RETRY_AFTER", 300.0)) or 0.0,
             overrides=overrides,
             list_cap=settings.getint("CRAWL_LOG_LIST_CAP", 1000),
+            backoff_base=valid_seconds(settings.getfloat("RETRY_BACKOFF_BASE", 1.0)) or 0.0,
+            backoff_max=valid_seconds(settings.getfloat("RETRY_BACKOFF_MAX", 30.0)) or 0.0,
+            # as many pauses as one request may be retried (none given: never give up)
+            give_up_after=(times + 1) if (times := settings.getint("RETRY_TIMES")) > 0 else 0,
         )
+        # Slots of failing hosts, sending one request at a time: key -> (slot, concurrency).
+        self._held: dict[str, tuple[Slot, int]] = {}
+        # (host, round) of requests on their way when their host's pause of that round
+        # began, and of requests whose download ended in that round (a failure reaches the
+        # retry middleware a moment later, maybe after another one paused the host).
+        self._on_their_way: WeakKeyDictionary[Request, tuple[str, int]] = WeakKeyDictionary()
+        self._ended: WeakKeyDictionary[Request, tuple[str, int]] = WeakKeyDictionary()
         self._slot_hosts: dict[str, set[str]] = {}
         self._host_slots: dict[str, set[str]] = {}
         self._anchored: dict[str, Slot] = {}  # slot key -> the slot its first response anchored
@@ -101,6 +132,9 @@ class HostThrottle:
             self.request_reached_downloader, signal=signals.request_reached_downloader
         )
         crawler.signals.connect(self.response_downloaded, signal=signals.response_downloaded)
+        crawler.signals.connect(
+            self.request_left_downloader, signal=signals.request_left_downloader
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -141,6 +175,60 @@ class HostThrottle:
         )
         self._refresh_slots_of(host)
 
+    def host_failed(self, request: Request, reason: str = "") -> HostFailure:
+        """A transient failure of ``request``'s host (``reason`` in words, for the log):
+        pause the host, or note the failure of a request that was on its way when the
+        current pause began, or give the host up. Returns what it did."""
+        host = _host(request)
+        state = self.intervals.state(host)
+        current = (host, state.round)
+        # Old news: it was on its way when the current pause began, or its download ended
+        # before that pause began (another failure reached us first).
+        on_their_way = self._on_their_way.pop(request, None) == current
+        ended_before = self._ended.pop(request, current) != current
+        failure = self.intervals.fail(host, monotonic(), counted=not (on_their_way or ended_before))
+        if failure.counted:
+            self._tag_on_their_way(host, state.round, request)
+        if failure.pause:
+            self.stats.inc_value("throttle/host_paused")
+            self.stats.inc_value("throttle/host_pause_seconds", failure.pause)
+            level = logging.INFO if failure.failures == 2 else logging.DEBUG
+            logger.log(
+                level,
+                "Throttle: %s failed %d time(s) in a row (%s); no request to it for %.1fs, "
+                "then one at a time",
+                host,
+                failure.failures,
+                reason or "failure",
+                state.pause,
+            )
+        if failure.given_up:
+            self.stats.inc_value("throttle/host_given_up")
+            logger.warning(
+                "Throttle: %s failed %d times in a row (%s); given up: its requests that "
+                "fail are not retried until it answers again",
+                host,
+                failure.failures,
+                reason or "failure",
+            )
+        self._refresh_slots_of(host)
+        return failure
+
+    def host_answered(self, request: Request) -> None:
+        """``request``'s host answered: its failure streak ends — unless the request was
+        already on its way when the current pause began (old news of the host)."""
+        host = _host(request)
+        state = self.intervals.hosts.get(host)
+        if state is None or self._on_their_way.pop(request, None) == (host, state.round):
+            return
+        streak = state.failures
+        if not self.intervals.answered(host):
+            return
+        self.stats.inc_value("throttle/host_recovered")
+        if streak > 1:
+            logger.info("Throttle: %s answers again after %d failures in a row", host, streak)
+        self._refresh_slots_of(host, resume=True)
+
     @property
     def summary(self) -> HostIntervals:
         """The ``as_dict()``-able record of what the throttle did (also ``record.throttle``)."""
@@ -164,6 +252,11 @@ class HostThrottle:
         self._configure(key, slot)
         if slot.delay > 0:  # the throttle may hold this one: measure how long
             request.meta[_QUEUED_META] = monotonic()
+
+    def request_left_downloader(self, request: Request, spider: Spider) -> None:
+        host = _host(request)
+        state = self.intervals.hosts.get(host)
+        self._ended[request] = (host, state.round if state is not None else 0)
 
     def response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:
         host = _host(request)
@@ -230,14 +323,21 @@ class HostThrottle:
 
     def _configure(self, key: str, slot: Slot) -> None:
         hosts = self._slot_hosts[key]
+        intervals = self.intervals
         if len(hosts) == 1:
             (host,) = hosts
-            interval = self.intervals.interval_for(host)
-            not_before = self.intervals.not_before(host)
+            interval = intervals.interval_for(host)
+            not_before = intervals.not_before(host)
+            pause = intervals.pause_of(host)
         else:
-            interval = max(self.intervals.interval_for(h) for h in hosts)
-            not_before = max(self.intervals.not_before(h) for h in hosts)
+            interval = max(intervals.interval_for(h) for h in hosts)
+            not_before = max(intervals.not_before(h) for h in hosts)
+            pause = max(intervals.pause_of(h) for h in hosts)
         slot.jitter = 0.0  # the interval is a floor, not an average
+        self._hold(key, slot, pause > 0)
+        # A failing host's requests leave one per pause at most: a probe that fails at once
+        # pauses the host again before the next one may leave.
+        interval = max(interval, pause)
         if not_before > monotonic():
             slot.delay = max(interval, _BACKOFF_DELAY)
             # The slot sends next at lastseen + delay: make that the end of the back-off.
@@ -245,11 +345,44 @@ class HostThrottle:
         else:
             slot.delay = interval
 
-    def _refresh_slots_of(self, host: str) -> None:
+    def _hold(self, key: str, slot: Slot, failing: bool) -> None:
+        """A failing host's slot sends one request at a time; its concurrency comes back
+        when the host answers."""
+        held = self._held.get(key)
+        if failing:
+            if held is None or held[0] is not slot:
+                self._held[key] = (slot, slot.concurrency)
+            slot.concurrency = 1
+        elif held is not None:
+            del self._held[key]
+            if held[0] is slot:
+                slot.concurrency = held[1]
+
+    def _tag_on_their_way(self, host: str, round_: int, failed: Request) -> None:
+        """Tag the requests to ``host`` that its slots already let go (active, no longer
+        queued: being sent, or about to be) when its pause of ``round_`` begins."""
         for key in self._host_slots.get(host, ()):
             slot = self._slot(key)
-            if slot is not None:
-                self._configure(key, slot)
+            if slot is None:
+                continue
+            queued = {id(request) for request, _ in slot.queue}
+            for request in slot.active:
+                if request is failed or id(request) in queued or _host(request) != host:
+                    continue
+                self._on_their_way[request] = (host, round_)
+
+    def _refresh_slots_of(self, host: str, resume: bool = False) -> None:
+        for key in self._host_slots.get(host, ()):
+            slot = self._slot(key)
+            if slot is None:
+                continue
+            self._configure(key, slot)
+            if resume and slot.latercall is not None and slot.transferring:
+                # The probe left with the next send scheduled a pause later; the host
+                # answered, so drop that wait: the downloader processes the slot's queue
+                # again as this download ends, at the slot's interval.
+                slot.latercall.cancel()
+                slot.latercall = None
 
     def _anchor_first(self, request: Request) -> None:
         """A slot's first request spends DNS, TCP and TLS set-up on its way that the next

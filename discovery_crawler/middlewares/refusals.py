@@ -14,8 +14,10 @@ What the spider gets (meta keys):
   in page requests' meta: it also turns ``RedirectMiddleware`` off, and a login redirect can
   then no longer be seen; ``HTTPERROR_ALLOW_ALL`` or this middleware's pass-through do not.)
 - On a timeout or network failure the record is put on ``request.meta["refusal"]`` and the
-  exception goes on (retries happen first: this middleware sits below ``RetryMiddleware``).
-  The spider's errback finds it as ``failure.request.meta["refusal"]``.
+  exception goes on (retries happen first: this middleware sits below the retry
+  middleware, ``middlewares/retry.py``). The spider's errback finds it as
+  ``failure.request.meta["refusal"]``. A refusal of a request that was retried says so:
+  its reason ends ``(after N retries)``.
 - ``meta["rendered"] = True`` on a response that came through the browser.
 - A page fetch with ``meta["api_probe"]`` (an ``/api/…`` path the link crawl fetches to learn
   whether it is a page) that answers JSON, XML or another non-HTML body is no ``download``
@@ -43,6 +45,7 @@ from scrapy.exceptions import NotConfigured
 from discovery_crawler.extensions.run import run_of
 from discovery_crawler.refusals import (
     IdenticalContentTracker,
+    Refusal,
     RefusalSummary,
     classify_failure,
     classify_response,
@@ -157,6 +160,7 @@ class RefusalMiddleware:
         if refusal.refusal_class == "download" and meta.get(API_PROBE):
             return response  # an /api/ path that answered JSON or XML: an endpoint, not a page
         refusal.cite(meta)
+        _after_retries(refusal, meta)
         record = refusal.as_dict()
         meta["refusal"] = record
         allowed = meta.get("handle_httpstatus_list") or ()
@@ -174,6 +178,7 @@ class RefusalMiddleware:
         if request.meta.get("rendered"):
             refusal.reason += " (in the browser)" if "browser" not in refusal.reason else ""
         refusal.cite(request.meta)
+        _after_retries(refusal, request.meta)
         record = refusal.as_dict()
         request.meta["refusal"] = record
         self._count(record)
@@ -183,6 +188,12 @@ class RefusalMiddleware:
         self.stats.inc_value(f"refusals/{record['class']}")
         self.summary.add(record)
         logger.debug("Refused (%s) %s: %s", record["class"], record["url"], record["reason"])
+
+
+def _after_retries(refusal: Refusal, meta: dict[str, Any]) -> None:
+    retries = meta.get("retry_times")
+    if retries:
+        refusal.reason += f" (after {retries} {'retry' if retries == 1 else 'retries'})"
 
 
 def _text(value: bytes | str | None) -> str:

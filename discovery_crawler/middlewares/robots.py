@@ -296,8 +296,8 @@ class RobotsPolicyMiddleware:
         request.meta["robots_policy"] = policy
         if answer is None:
             return None  # the policy was handed over by store(): let the request go
+        request.meta["dont_retry"] = True  # the fetch was already retried: a replay is not
         if isinstance(answer, Exception):
-            request.meta["dont_retry"] = True  # the fetch was already retried
             raise answer
         return answer.replace(request=request)
 

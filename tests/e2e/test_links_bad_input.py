@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from discovery_crawler import settings as project_settings
 from tests.conftest import CrawlResult, run_discover
 from tests.e2e.test_robots_middleware import Server
 from tests.refusal_site import RefusalSite
@@ -366,8 +367,8 @@ def test_a_binary_garbage_robots_txt_means_no_rules(site, tmp_path):
 # -- 7. rendering with the real links spider (point 6) --------------------------------------
 
 
-# Scrapy's RetryMiddleware logs its give-up on the site's 429 page at ERROR level.
-BUSY = ("/busy> (failed 2 times): 429 Unknown Status",)
+# The retry middleware logs its give-up on the site's 429 page at ERROR level, as Scrapy's.
+BUSY = (f"/busy> (failed {project_settings.RETRY_TIMES + 1} times): 429 Unknown Status",)
 
 
 @pytest.fixture

@@ -1,8 +1,10 @@
 """The per-host throttle's pure arithmetic (SPEC §6; ``extensions/host_intervals.py``):
-Retry-After parsing and host intervals. Measured at the server: ``tests/e2e/test_throttle.py``."""
+Retry-After parsing, host intervals and the pauses of failing hosts. Measured at the server:
+``tests/e2e/test_throttle.py``, ``tests/e2e/test_retries.py``."""
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -14,6 +16,7 @@ from discovery_crawler.arguments import RunOptions
 from discovery_crawler.extensions.host_intervals import (
     HostIntervals,
     effective_interval,
+    failure_pause,
     parse_http_date,
     parse_retry_after,
     valid_seconds,
@@ -145,6 +148,93 @@ def test_host_intervals_back_off():
         3600,
         1,
     )
+
+
+@pytest.mark.parametrize(
+    ("failures", "base", "cap", "expected"),
+    [
+        (0, 1.0, 30.0, 0.0),  # no failure, no pause
+        (1, 1.0, 30.0, 1.0),
+        (2, 1.0, 30.0, 2.0),
+        (5, 1.0, 30.0, 16.0),
+        (6, 1.0, 30.0, 30.0),  # 32 capped
+        (50, 1.0, 30.0, 30.0),
+        (3, 0.25, 0.0, 1.0),  # cap 0: none
+        (4, 0.0, 30.0, 0.0),  # base 0: back-off off
+        (1, 5.0, 2.0, 2.0),  # a cap below the base binds from the first
+        (10_000, 1.0, 60.0, 60.0),  # no overflow
+    ],
+)
+def test_failure_pause(failures, base, cap, expected):
+    assert failure_pause(failures, base, cap) == expected
+    assert math.isfinite(failure_pause(failures, base, 0.0))
+
+
+@given(
+    n=st.integers(1, 200),
+    base=st.floats(0.001, 100, allow_nan=False),
+    cap=st.floats(0.001, 1000, allow_nan=False),
+)
+def test_failure_pause_doubles_up_to_its_cap(n, base, cap):
+    pause, following = failure_pause(n, base, cap), failure_pause(n + 1, base, cap)
+    assert failure_pause(1, base, cap) == min(base, cap)
+    assert 0 < pause <= cap
+    assert following == min(2 * pause, cap)  # doubled until the cap, then the cap
+
+
+def test_a_failing_host_is_paused_longer_each_time_and_an_answer_resets_it():
+    intervals = HostIntervals(0.0, backoff_base=1.0, backoff_max=4.0, give_up_after=4)
+    first = intervals.fail("a", now=100.0)
+    assert (first.failures, first.pause, first.counted, first.down) == (1, 1.0, True, False)
+    assert intervals.not_before("a") == 101.0 and intervals.failing("a")
+    assert intervals.pause_of("a") == 1.0
+    # a request already on its way when that pause began: the same outage, not counted
+    seen_again = intervals.fail("a", now=100.1, counted=False)
+    assert (seen_again.failures, seen_again.pause, seen_again.counted) == (1, 0.0, False)
+    assert intervals.not_before("a") == 101.0
+    assert intervals.fail("a", now=101.0).pause == 2.0  # the probe failed: twice as long
+    third = intervals.fail("a", now=103.0)
+    assert (third.failures, third.pause) == (3, 4.0) and intervals.not_before("a") == 107.0
+    assert intervals.pause_of("b") == 0.0 and not intervals.failing("b")
+    assert intervals.answered("a") is True
+    assert not intervals.failing("a") and intervals.pause_of("a") == 0.0
+    assert intervals.not_before("a") == 107.0  # a pause under way is not cut short
+    assert intervals.answered("a") is False  # it was not failing any more
+    assert intervals.fail("a", now=110.0).pause == 1.0  # a new streak starts from the base
+    entry = intervals.as_dict()["hosts"]["a"]
+    assert entry["failures"] == 5 and entry["longest_streak"] == 3
+    assert (entry["paused"], entry["pause_seconds"], entry["given_up"]) == (4, 8.0, 0)
+    summary = intervals.as_dict()
+    assert (summary["paused"], summary["pause_seconds"], summary["give_up_after"]) == (4, 8.0, 4)
+
+
+def test_a_host_failing_too_often_in_a_row_is_given_up_until_it_answers():
+    intervals = HostIntervals(0.0, backoff_base=1.0, backoff_max=30.0, give_up_after=3)
+    pauses = [intervals.fail("a", now=float(t)).pause for t in (0, 10, 20)]
+    assert pauses == [1.0, 2.0, 0.0]  # the third gives it up: no more waiting
+    assert intervals.hosts["a"].down and not intervals.failing("a")
+    again = intervals.fail("a", now=30.0)
+    assert again.down and not again.given_up and again.pause == 0.0
+    assert intervals.hosts["a"].given_up == 1
+    assert intervals.answered("a")
+    fresh = intervals.fail("a", now=40.0)
+    assert (fresh.down, fresh.pause, fresh.failures) == (False, 1.0, 1)
+
+
+def test_no_back_off_means_no_pause_and_no_give_up():
+    intervals = HostIntervals(0.0, backoff_base=0.0, give_up_after=2)
+    for t in range(5):
+        failure = intervals.fail("a", now=float(t))
+        assert failure.pause == 0.0 and not failure.down
+    assert intervals.not_before("a") == 0.0 and intervals.hosts["a"].longest_streak == 5
+
+
+def test_a_failure_pause_and_a_retry_after_share_the_wait():
+    intervals = HostIntervals(0.0, backoff_base=1.0, backoff_max=30.0, give_up_after=6)
+    intervals.back_off("a", 10.0, now=0.0)  # Retry-After: 10
+    failure = intervals.fail("a", now=0.0)
+    assert failure.pause == 0.0 and intervals.not_before("a") == 10.0  # inside it already
+    assert intervals.pause_of("a") == 1.0  # still probed one at a time
 
 
 def test_summary_lists_notable_hosts_up_to_the_cap():

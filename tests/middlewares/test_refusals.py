@@ -108,6 +108,21 @@ def test_failures_go_on_with_the_record_on_the_request():
     assert request.meta["refusal"]["found_on"] == f"{U}/"
 
 
+def test_a_refusal_after_retries_says_how_many():
+    """The retry middleware above (550) hands on what failed after its retries: a 5xx is
+    a server_error, a refused connection a network refusal, each saying it was retried."""
+    mw = middleware()
+    down = Request(f"{U}/down", meta={"page_fetch": True, "retry_times": 5})
+    respond(mw, down, 502, b"<html>Bad gateway</html>")
+    assert down.meta["refusal"]["class"] == "server_error"
+    assert down.meta["refusal"]["reason"] == "502 Bad Gateway: the server failed (after 5 retries)"
+    gone = Request(f"{U}/gone", meta={"page_fetch": True, "retry_times": 1})
+    asyncio.run(mw.process_exception(request=gone, exception=ConnectionRefusedError()))
+    assert gone.meta["refusal"]["class"] == "network"
+    assert gone.meta["refusal"]["reason"] == "connection refused (after 1 retry)"
+    assert mw.summary.counts["server_error"] == mw.summary.counts["network"] == 1
+
+
 def test_summary_goes_on_the_run_record():
     crawler = run_crawler()
     mw = RefusalMiddleware.from_crawler(crawler)
