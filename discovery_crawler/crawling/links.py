@@ -63,6 +63,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import HtmlResponse
 
+from discovery_crawler.arguments import input_failure
 from discovery_crawler.crawling.account import CrawlAccount, UnionTally
 from discovery_crawler.crawling.extract import anchor_text, iter_links, scan_html
 from discovery_crawler.items import UrlBatch
@@ -255,6 +256,7 @@ class LinkCrawl:
         self.page_max_bytes = settings.getint("PAGE_MAX_BYTES", DEFAULT_PAGE_MAX_BYTES)
         self.url_max_length = settings.getint("URLLENGTH_LIMIT", 2083)
         self.redirect_max_times = settings.getint("REDIRECT_MAX_TIMES", 20)
+        self.download_maxsize = settings.getint("DOWNLOAD_MAXSIZE")
         # A page's links are admitted, and leave as batches, DISCOVERY_BATCH_SIZE at a
         # time: a page of 200,000 links never holds them all (their records, or lxml's
         # tree of them). LINKS_PER_PAGE_MAX: links read on one page (0 = all); the rest
@@ -970,6 +972,10 @@ class LinkCrawl:
         meta = request.meta
         url = meta.get("page_url") or request.url
         refusal = meta.get("refusal") or failure_refusal(failure)
+        if meta.get("via") == "seed" and self.record.input_failure is None:
+            # the seed got no answer: the run's failure says why, if that has a name
+            maxsize = meta.get("download_maxsize", self.download_maxsize)
+            self.record.input_failure = input_failure(self.options, url, failure.value, maxsize)
         rec = self._bfs_record(url, meta, meta.get("depth", 0), None)
         if refusal.get("class") == "robots":
             # SPEC §6: a disallowed URL is not fetched, and is listed with its rule (the

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from discovery_crawler.arguments import ArgumentError, RunOptions, check_budget_limits, out_dir_of
+from discovery_crawler.arguments import (
+    ArgumentError,
+    RunOptions,
+    check_budget_limits,
+    check_url_length,
+    out_dir_of,
+)
 from discovery_crawler.extensions.run import RUN_SETTING, DiscoveryRun, run_of
 from discovery_crawler.output.state import check_origin
 from discovery_crawler.profiles import available_profiles, load_profile
@@ -27,6 +33,15 @@ def check_feed_formats(feeds: dict[str, Any]) -> None:
             raise ArgumentError(
                 "-O/-o", f"{uri}: format {fmt!r} is not supported; use .jsonl, .json or .csv"
             )
+
+
+def check_run_settings(options: RunOptions, settings: BaseSettings) -> None:
+    """What the arguments are checked against once the settings are known: the feeds'
+    formats, and the start URL's length against ``URLLENGTH_LIMIT`` (``-s`` may raise
+    it). Both entry points call it before a crawler is built (the ``crawl`` command) and
+    again as the crawler is configured (Scrapyd, a script)."""
+    check_feed_formats(settings.getdict("FEEDS"))
+    check_url_length(options.url, settings.getint("URLLENGTH_LIMIT"))
 
 
 def check_state_origin(options: RunOptions) -> None:

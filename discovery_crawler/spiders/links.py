@@ -20,7 +20,7 @@ from scrapy.spiders import CrawlSpider
 
 from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.links import LinkCrawl, crawl_settings
-from discovery_crawler.spiders.base import RunEntry, check_feed_formats
+from discovery_crawler.spiders.base import RunEntry, check_run_settings
 from discovery_crawler.urls.normalize import UrlError, origin_of
 
 if TYPE_CHECKING:
@@ -57,8 +57,7 @@ class LinksSpider(RunEntry, CrawlSpider):
     @classmethod
     def validate_arguments(cls, spargs: dict[str, Any], settings: Any) -> None:
         """Check ``-a`` arguments and feed formats before a crawler is built."""
-        cls.parse_options(dict(spargs))
-        check_feed_formats(settings.getdict("FEEDS"))
+        check_run_settings(cls.parse_options(dict(spargs)), settings)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -71,7 +70,7 @@ class LinksSpider(RunEntry, CrawlSpider):
         settings = crawler.settings
         self.apply_profile(self.options, settings)
         crawl_settings(settings)
-        check_feed_formats(settings.getdict("FEEDS"))
+        check_run_settings(self.options, settings)
         self.describe_run(self.arguments, "links")
 
     def _wire(self) -> None:
