@@ -2,7 +2,8 @@
 
 A wrong argument fails at once with one line naming the argument and what it accepts
 (``ArgumentError``); the project's ``crawl`` command prints that line and exits with
-status 2 instead of a traceback.
+status 2 instead of a traceback. A start URL with credentials in it is refused without
+echoing them (``redact_credentials``): no message, log or file of the run holds them.
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from discovery_crawler.urls.normalize import host_of
+from discovery_crawler.refusals import download_cap_text, tls_failure_reason
+from discovery_crawler.urls.normalize import UrlError, host_of, normalize, origin_of
 
 MODES = ("auto", "sitemap", "links", "union")
 RENDER = ("never", "auto", "always")
 SITEMAP_SUFFIXES = (".xml", ".xml.gz", ".txt", ".txt.gz", ".gz", ".rss", ".atom")
+# Scrapy's URLLENGTH_LIMIT default: no request for a longer URL is sent (its
+# UrlLengthMiddleware drops it). 2,083 characters was Internet Explorer's maximum.
+URL_LENGTH_LIMIT = 2083
 
 
 class ArgumentError(ValueError):
@@ -62,28 +67,110 @@ def input_kind(url: str) -> str:
     return "homepage"
 
 
+def scheme_added(value: object) -> bool:
+    """Whether the start URL was given without a scheme (``example.com``, ``host:8080``),
+    so that ``validate_url`` reads it as ``https://``."""
+    text = str(value).strip()
+    return "://" not in text and not text.startswith("/")
+
+
+def redact_credentials(url: str) -> str:
+    """``url`` with whatever comes before ``@`` in its authority (a user name, a password,
+    a token) replaced by ``***``: what a message may show of a URL given with credentials."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority = rest[:end]
+    if "@" not in authority:
+        return url
+    return f"{scheme}://***@{authority.rpartition('@')[2]}{rest[end:]}"
+
+
 def validate_url(value: object) -> str:
-    """Return the start URL, or raise ``ArgumentError`` saying what is accepted."""
+    """Return the start URL, or raise ``ArgumentError`` saying what is accepted (never
+    echoing credentials given in it)."""
     accepted = "an http(s) URL of a homepage, a sitemap (.xml, .xml.gz, .txt) or a robots.txt"
     if value is None or not str(value).strip():
         raise ArgumentError(
             "url", f"missing; expected {accepted}, e.g. -a url=https://example.com/"
         )
     url = str(value).strip()
-    if "://" not in url and not url.startswith("/"):
+    if scheme_added(url):
         url = "https://" + url  # a bare host name, as people type it
+    shown = redact_credentials(url)
+    if shown != url:
+        raise ArgumentError(
+            "url",
+            f"credentials in the URL ({shown}) are not supported: the crawler sends no user "
+            "name or password (and writes none to its log or files); give the URL without them",
+        )
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018 - validates the port
+        port = parts.port
     except ValueError as exc:
         raise ArgumentError(
-            "url", f"{value!r} is not a valid URL ({exc}); expected {accepted}"
+            "url", f"{shown!r} is not a valid URL ({exc}); expected {accepted}"
         ) from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise ArgumentError("url", f"{value!r} is not usable; expected {accepted}")
+        raise ArgumentError("url", f"{shown!r} is not usable; expected {accepted}")
     if any(c.isspace() for c in url):
-        raise ArgumentError("url", f"{value!r} contains spaces; expected {accepted}")
+        raise ArgumentError("url", f"{shown!r} contains spaces; expected {accepted}")
+    if port == 0:
+        raise ArgumentError(
+            "url",
+            f"port 0 in {shown!r} is no port a site is served on; give the site's port "
+            "(1-65535), or none for the scheme's own (80 for http, 443 for https)",
+        )
     return url
+
+
+def check_url_length(url: str, limit: int) -> None:
+    """A start URL longer than ``URLLENGTH_LIMIT`` (``limit``; 0 = no limit) is refused in
+    one line: Scrapy would send no request for it (its ``UrlLengthMiddleware`` drops it),
+    and the run would end as if the site were unreachable. Measured as it is requested
+    (normalized)."""
+    if limit <= 0 or len(url) <= limit:
+        return
+    try:
+        length = len(normalize(url))
+    except UrlError:
+        length = len(url)
+    if length <= limit:
+        return
+    default = " (Scrapy's default, Internet Explorer's old maximum)"
+    raise ArgumentError(
+        "url",
+        f"{redact_credentials(url)[:50]}… is {length:,} characters long, over "
+        f"URLLENGTH_LIMIT: {limit:,}{default if limit == URL_LENGTH_LIMIT else ''}; Scrapy "
+        "sends no request for a URL that long — shorten it, or raise -s URLLENGTH_LIMIT",
+    )
+
+
+def input_failure(
+    options: RunOptions, url: str, exc: BaseException, maxsize: int = 0
+) -> str | None:
+    """The run's failure in one line when the fetch of its input ``url`` (the seed, the
+    sitemap given, its site's robots.txt) failed for a reason better named than "site
+    unreachable": a TLS handshake (``tls_failure_text``), a document over DOWNLOAD_MAXSIZE
+    (``maxsize`` when Scrapy's words do not say it). None for any other failure."""
+    tls = tls_failure_reason(exc)
+    if tls is not None:
+        return tls_failure_text(options, url, tls)
+    too_large = download_cap_text(exc, maxsize)
+    if too_large is not None:
+        return f"{url} is {too_large} — raise -s DOWNLOAD_MAXSIZE to read it"
+    return None
+
+
+def tls_failure_text(options: RunOptions, url: str, reason: str) -> str:
+    """The run's failure when the TLS handshake with its own site failed, in one line: the
+    origin and OpenSSL's reason, and — for a URL given without a scheme, read as
+    ``https://`` — the plain-HTTP spelling to try."""
+    text = f"TLS handshake failed with {origin_of(url)}/ ({reason})"
+    if options.scheme_added and options.url.startswith("https://"):
+        text += f" — if the site serves plain HTTP, try -a url=http://{options.url[8:]}"
+    return text
 
 
 @dataclass(frozen=True)
@@ -108,14 +195,20 @@ class RunOptions:
     junk_filter: bool = True
     render: str = "never"
     verify: bool = False
+    scheme_added: bool = False  # given without a scheme: read as https://
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_arguments(cls, args: dict[str, object], profiles: tuple[str, ...]) -> RunOptions:
         """Validate ``-a`` arguments; raise ``ArgumentError`` on the first bad one."""
         args = dict(args)
-        url = validate_url(args.pop("url", None))
-        opts: dict[str, object] = {"url": url, "input_kind": input_kind(url)}
+        raw = args.pop("url", None)
+        url = validate_url(raw)
+        opts: dict[str, object] = {
+            "url": url,
+            "input_kind": input_kind(url),
+            "scheme_added": scheme_added(raw),
+        }
         mode = str(args.pop("mode", "auto")).strip().lower()
         if mode not in MODES:
             raise ArgumentError(
@@ -161,7 +254,11 @@ class RunOptions:
         unknown = sorted(k for k in args if not k.startswith("_"))
         if unknown:
             known = ", ".join(
-                sorted(f for f in cls.__dataclass_fields__ if f not in ("extra", "input_kind"))
+                sorted(
+                    f
+                    for f in cls.__dataclass_fields__
+                    if f not in ("extra", "input_kind", "scheme_added")
+                )
             )
             raise ArgumentError(unknown[0], f"unknown argument; known arguments are {known}")
         opts["extra"] = extra

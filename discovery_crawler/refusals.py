@@ -582,6 +582,8 @@ def classify_failure(url: str, exc: BaseException) -> Refusal | None:
         return Refusal("network", url, None, f"browser failed to load it ({match.group(1)})")
     if any(n in _TIMEOUTS for n in names):
         return Refusal("timeout", url, None, f"timed out: {message or names[0]}")
+    if (tls := tls_failure_reason(exc)) is not None:
+        return Refusal("network", url, None, f"TLS handshake failed ({tls})")
     for name in names:
         if name in _NETWORK_WORDS:
             detail = f": {message}" if message else ""
@@ -635,14 +637,17 @@ def failure_reason(exc: BaseException) -> str:
 
 
 # -- failures in words (no refusal class) ---------------------------------------------------
-def describe_exception(exc: BaseException) -> tuple[str, str]:
+def describe_exception(exc: BaseException, maxsize: int = 0) -> tuple[str, str]:
     """(kind, message) of a fetch that got no answer: ``refused`` (a component refused it:
-    robots.txt, the SSRF guard), ``dns lookup failed``, ``timeout``, ``connection refused``
-    or ``network error``. The one place a failure is put in words (robots.txt fetches,
-    sitemap attempts, the estimate)."""
+    robots.txt, the SSRF guard), ``too large`` (over DOWNLOAD_MAXSIZE, ``maxsize`` when
+    Scrapy's message does not say it), ``dns lookup failed``, ``timeout``, ``connection
+    refused``, ``tls handshake failed`` or ``network error``. The one place a failure is
+    put in words (robots.txt fetches, sitemap attempts, the estimate)."""
     names = [cls.__name__ for cls in type(exc).__mro__]
     name = names[0]
     text = str(exc).strip() or name
+    if (too_large := download_cap_text(exc, maxsize)) is not None:
+        return "too large", too_large
     if "IgnoreRequest" in names:
         return "refused", text
     if "DNS" in name or "lookup" in text.lower():
@@ -651,21 +656,97 @@ def describe_exception(exc: BaseException) -> tuple[str, str]:
         return "timeout", text
     if "Refused" in name:
         return "connection refused", text
+    if (tls := tls_failure_reason(exc)) is not None:
+        return "tls handshake failed", tls
     return "network error", f"{name}: {text}"
 
 
-def failure_text(exc: BaseException) -> str:
+def failure_text(exc: BaseException, maxsize: int = 0) -> str:
     """``describe_exception`` as one line, as a sitemap attempt's or robots.txt's error
     says it: ``DNS lookup failed: …``, ``timeout: …``, ``connection refused: …``,
-    ``RobotsDisallowed: …``, ``ConnectionLost: …``."""
-    kind, message = describe_exception(exc)
+    ``TLS handshake failed: …``, ``larger than DOWNLOAD_MAXSIZE …``, ``RobotsDisallowed:
+    …``, ``ConnectionLost: …``."""
+    kind, message = describe_exception(exc, maxsize)
     if kind == "dns lookup failed":
         return f"DNS lookup failed: {message}"
+    if kind == "tls handshake failed":
+        return f"TLS handshake failed: {message}"
     if kind in ("timeout", "connection refused"):
         return f"{kind}: {message}"
     if kind == "refused":
         return f"{type(exc).__name__}: {message}"
     return message
+
+
+# OpenSSL's reason, as pyOpenSSL lists it: [('SSL routines', '<function>', '<reason>')]
+_SSL_REASON = re.compile(r"\('SSL routines', '[^']*', '([^']+)'\)")
+_TLS_WORDS = re.compile(r"tls handshake failed \(([^)]+)\)", re.IGNORECASE)
+# Scrapy's words for a download over DOWNLOAD_MAXSIZE (its downloader, HttpCompression).
+_MAXSIZE = re.compile(
+    r"(Expected to receive|Received) (\d+) bytes which is larger than download max size "
+    r"\((\d+)\)"
+)
+_DECOMPRESSED = re.compile(
+    r"\((\d+) B compressed, (\d+) B decompressed[^)]*\) exceeded DOWNLOAD_MAXSIZE \((\d+) B\)"
+)
+
+
+def tls_failure_reason(exc: BaseException) -> str | None:
+    """What failed in a TLS handshake (``wrong version number``: the server speaks plain
+    HTTP; ``sslv3 alert handshake failure``…), or None when ``exc`` is no TLS failure.
+    Scrapy hands OpenSSL's error over wrapped (a ``DownloadFailedError`` of Twisted's
+    ``ResponseNeverReceived``, its text listing the ``OpenSSL.SSL.Error``); a fail-closed
+    robots.txt rule repeats it in words."""
+    text = str(exc)
+    if match := _SSL_REASON.search(text):
+        return match.group(1)
+    if "OpenSSL.SSL.Error" in text or type(exc).__module__ in ("OpenSSL.SSL", "ssl"):
+        return "TLS error"
+    if match := _TLS_WORDS.search(text):
+        return match.group(1)
+    return None
+
+
+def download_cap_text(exc: BaseException, maxsize: int = 0) -> str | None:
+    """A response over DOWNLOAD_MAXSIZE in words, or None when ``exc`` is not one. Scrapy
+    cancels such a download (``DownloadCancelledError``: the size its Content-Length
+    announced, or no words at all when it came in chunks) or, for a ``Content-Encoding``
+    body, ignores it once decompressed past the cap (HttpCompressionMiddleware's
+    ``IgnoreRequest``). ``maxsize``: the cap, when Scrapy's words do not say it."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    text = str(exc)
+    if "DownloadCancelledError" in names:
+        if match := _MAXSIZE.search(text):
+            size, limit = int(match.group(2)), int(match.group(3))
+            if match.group(1).startswith("Expected"):
+                return (
+                    f"larger than DOWNLOAD_MAXSIZE ({size_words(limit)}): {size:,} bytes "
+                    "announced, not downloaded"
+                )
+            return (
+                f"larger than DOWNLOAD_MAXSIZE ({size_words(limit)}): the download was "
+                f"stopped at {size:,} bytes"
+            )
+        cap = f" ({size_words(maxsize)})" if maxsize else ""
+        return f"larger than DOWNLOAD_MAXSIZE{cap}: the download was stopped past it"
+    if "IgnoreRequest" in names and "DOWNLOAD_MAXSIZE" in text:
+        if match := _DECOMPRESSED.search(text):
+            served, inflated, limit = (int(g) for g in match.groups())
+            return (
+                f"larger than DOWNLOAD_MAXSIZE ({size_words(limit)}) once decompressed "
+                f"(Content-Encoding): {served:,} bytes as served, over {inflated:,} "
+                "decompressed, not read"
+            )
+        return "larger than DOWNLOAD_MAXSIZE once decompressed (Content-Encoding), not read"
+    return None
+
+
+def size_words(size: int) -> str:
+    """A byte cap as people read it: ``64 MiB`` when it is whole mebibytes, else bytes."""
+    mib = 1 << 20
+    if size >= mib and size % mib == 0:
+        return f"{size // mib:,} MiB"
+    return f"{size:,} bytes"
 
 
 # -- identical content -----------------------------------------------------------------------

@@ -143,6 +143,10 @@ class RunRecord:
         self.failure: str | None = None  # set when the run could not do its job
         self.write_error: str | None = None  # the first output that could not be written
         self.job: Any = None  # extensions/job.py: the resumable job's account, with JOBDIR
+        # What made the input's own fetch fail, said as what it is (a TLS handshake, a
+        # sitemap over the download cap): the run's failure when nothing answered, in
+        # place of "site unreachable: <the first error>".
+        self.input_failure: str | None = None
         self.finish_reason: str | None = None
         self.judged = False  # finalize_record() ran
         self.throttle: Any = None  # the host throttle's summary (as_dict-able), when it runs

@@ -157,6 +157,9 @@ BFS_MAX_PAGES = 0
 BFS_MAX_DEPTH = 0
 BFS_MAX_PAGES_LIMIT = 0  # a profile's cap on -a max_pages (service: 1000); 0 = none
 BFS_MAX_DEPTH_LIMIT = 0  # a profile's cap on -a max_depth (service: 5); 0 = none
+# Links read on one page (document order); the rest are counted, the page flagged
+# links_capped and listed (discovery.crawl.links_capped). 0 = all (service: 1,000).
+LINKS_PER_PAGE_MAX = 0
 SELECTION_CAP = 5
 SSRF_GUARD_ENABLED = False
 ROBOTS_FAIL_CLOSED = True  # robots.txt 5xx/429/timeout/unreachable blocks the origin

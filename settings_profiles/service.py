@@ -1,7 +1,8 @@
 """service — multi-tenant backend: bounded, fail-closed, resumable.
 
 SSRF guard on, robots fail-closed, max_pages ≤ 1000 (default 500), max_depth ≤ 5
-(default 3), at most 20 sitemap documents and 1,000 discovered URLs, preview file.
+(default 3), at most 20 sitemap documents and 1,000 discovered URLs, at most 1,000 links
+read on one page, preview file.
 """
 
 HOST_INTERVAL = 1.0
@@ -12,6 +13,7 @@ BFS_MAX_PAGES = 500
 BFS_MAX_PAGES_LIMIT = 1_000
 BFS_MAX_DEPTH = 3
 BFS_MAX_DEPTH_LIMIT = 5
+LINKS_PER_PAGE_MAX = 1_000
 SSRF_GUARD_ENABLED = True
 ROBOTS_FAIL_CLOSED = True
 PREVIEW_ENABLED = True

@@ -4,8 +4,19 @@ the command line: ``tests/e2e/test_arguments.py``)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from discovery_crawler.arguments import ArgumentError, RunOptions, input_kind
+from discovery_crawler.arguments import (
+    URL_LENGTH_LIMIT,
+    ArgumentError,
+    RunOptions,
+    check_url_length,
+    input_kind,
+    redact_credentials,
+    tls_failure_text,
+    validate_url,
+)
 from discovery_crawler.profiles import available_profiles, load_profile
 
 PROFILES = available_profiles()
@@ -106,3 +117,82 @@ def test_verify_with_links_mode_is_refused_in_one_line():
             {"url": "https://e.com/", "mode": "links", "verify": "1"}, ("default",)
         )
     assert "verify" in str(err.value) and "union" in str(err.value)
+
+
+# -- the start URL: credentials, port 0, length, a scheme left out ------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://alice:s3cret@example.com/docs/", "https://***@example.com/docs/"),
+        ("alice:s3cret@example.com", "https://***@example.com"),  # no scheme: https://
+        ("http://ghp_T0KEN@example.com:8080/?q=1", "http://***@example.com:8080/?q=1"),
+        ("https://a:b:c@d@example.com#top", "https://***@example.com#top"),
+    ],
+)
+def test_credentials_in_the_url_are_refused_and_never_echoed(url, shown):
+    with pytest.raises(ArgumentError) as info:
+        RunOptions.from_arguments({"url": url}, PROFILES)
+    message = str(info.value)
+    assert message.startswith(f"argument url: credentials in the URL ({shown}) are not supported")
+    for secret in ("alice", "s3cret", "T0KEN", "a:b"):
+        assert secret not in message
+
+
+@given(
+    st.text(st.characters(blacklist_characters="/?#@", blacklist_categories=("Cs",)), min_size=1),
+    st.sampled_from(["https://", "http://"]),
+)
+def test_redaction_leaves_nothing_of_the_credentials(userinfo, scheme):
+    """Whatever stands before ``@`` in the authority is gone from what a message shows."""
+    assert redact_credentials(f"{scheme}{userinfo}@example.com/p") == f"{scheme}***@example.com/p"
+
+
+def test_an_at_sign_outside_the_authority_is_no_credential():
+    assert validate_url("https://example.com/@team") == "https://example.com/@team"
+    assert redact_credentials("https://example.com/a?to=x@y") == "https://example.com/a?to=x@y"
+
+
+def test_port_0_is_refused_and_the_others_accepted():
+    with pytest.raises(ArgumentError) as info:
+        validate_url("http://127.0.0.1:0/")
+    assert str(info.value) == (
+        "argument url: port 0 in 'http://127.0.0.1:0/' is no port a site is served on; give "
+        "the site's port (1-65535), or none for the scheme's own (80 for http, 443 for https)"
+    )
+    assert validate_url("example.com:1") == "https://example.com:1"
+    assert validate_url("http://example.com:65535/") == "http://example.com:65535/"
+
+
+def test_a_url_over_urllength_limit_is_refused_with_its_length_and_the_limit():
+    """Scrapy's URLLENGTH_LIMIT (2,083 by default) is where its UrlLengthMiddleware drops
+    a request: measured on the URL as requested (normalized: a fragment does not count)."""
+    base = "https://example.com/"
+    check_url_length(base + "a" * (URL_LENGTH_LIMIT - len(base)), URL_LENGTH_LIMIT)  # fits
+    check_url_length(base + "a" * 3000, 0)  # 0: no limit, as Scrapy's
+    check_url_length(base + "a" * 2000 + "#" + "f" * 200, URL_LENGTH_LIMIT)  # fragment dropped
+    too_long = base + "a" * (URL_LENGTH_LIMIT - len(base) + 1)
+    with pytest.raises(ArgumentError) as info:
+        check_url_length(too_long, URL_LENGTH_LIMIT)
+    assert str(info.value) == (
+        f"argument url: {too_long[:50]}… is 2,084 characters long, over URLLENGTH_LIMIT: "
+        "2,083 (Scrapy's default, Internet Explorer's old maximum); Scrapy sends no request "
+        "for a URL that long — shorten it, or raise -s URLLENGTH_LIMIT"
+    )
+    with pytest.raises(ArgumentError, match="over URLLENGTH_LIMIT: 100; Scrapy sends"):
+        check_url_length(base + "a" * 100, 100)
+
+
+def test_the_tls_failure_of_a_url_given_without_a_scheme_suggests_http():
+    typed = RunOptions.from_arguments({"url": "127.0.0.1:8443/docs/"}, PROFILES)
+    assert typed.scheme_added and typed.url == "https://127.0.0.1:8443/docs/"
+    assert tls_failure_text(typed, "https://127.0.0.1:8443/robots.txt", "wrong version number") == (
+        "TLS handshake failed with https://127.0.0.1:8443/ (wrong version number) — if the "
+        "site serves plain HTTP, try -a url=http://127.0.0.1:8443/docs/"
+    )
+    given_https = RunOptions.from_arguments({"url": "https://127.0.0.1:8443/"}, PROFILES)
+    assert not given_https.scheme_added
+    assert tls_failure_text(given_https, "https://127.0.0.1:8443/", "x") == (
+        "TLS handshake failed with https://127.0.0.1:8443/ (x)"
+    )

@@ -110,6 +110,8 @@ class CrawlAccount:
         self.redirect_loops = 0  # records flagged redirect_loop
         self.redirected = 0  # records sent to another page (3xx or refresh), target admitted
         self.truncated = CappedList(list_cap)  # pages over PAGE_MAX_BYTES, parsed in part
+        self.links_capped = CappedList(list_cap)  # pages over LINKS_PER_PAGE_MAX links
+        self.links_dropped = 0  # links of those pages not read (past the cap)
         self.refusals = CappedList(list_cap)
         self.refusal_classes: Counter[str] = Counter()
         self.union: UnionTally | None = None
@@ -158,6 +160,8 @@ class CrawlAccount:
             "redirect_loops": self.redirect_loops,
             "redirected": self.redirected,
             "truncated": self.truncated.as_dict(),
+            "links_capped": self.links_capped.as_dict(),
+            "links_dropped": self.links_dropped,
             "refusals": {"by_class": dict(self.refusal_classes), **self.refusals.as_dict()},
         }
         if self.union is not None:

@@ -8,11 +8,18 @@ of them were seen on the previous page; one lxml pass is a fraction of its cost
 (bench/README.md). The caller then resolves and normalizes each href and probes the seen-set;
 anchor text is only built for links that turn out new (``anchor_text``).
 
+The pass is lxml's pull parser (elements at their end tags, the body fed 64 KiB at a
+time): a page's links can be kept up to a number (``scan_html(keep=…)``) and the rest
+read again, in lists, by ``iter_links``, the document freed behind them as it goes. A page
+of 200,000 links then costs the links held at once, not a tree of all of them
+(bench/bench_big_page.py).
+
 No Scrapy imports: a plain function over bytes, unit-tested on fixture pages.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -20,6 +27,8 @@ from typing import TYPE_CHECKING
 from lxml import etree
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from lxml.etree import _Element
 
 ANCHOR_MAX = 160
@@ -34,18 +43,44 @@ _REFRESH = re.compile(
     r"(?:url[ \t\n\f\r]*=[ \t\n\f\r]*)?(.*)",
     re.IGNORECASE | re.DOTALL,
 )
-_PARSERS: dict[str, etree.HTMLParser] = {}
+_TAGS = ("a", "link", "base", "title", "meta")
+# While links past ``keep`` are read, the document read so far is freed every this many
+# elements: a small page never reaches it.
+_PRUNE_EVERY = 1024
+_FEED = 1 << 16  # bytes fed to the parser at a time: its events are read between feeds
+# One parser per encoding for scan_html, which reads a document to its end without handing
+# control back: a parser per document would make a reference cycle (lxml's document and
+# parser context), so every page's tree would wait for the cyclic garbage collector.
+_PARSERS: dict[str | None, etree.HTMLPullParser] = {}
+_ENCODINGS: dict[str, str | None] = {}
 
 
-def _parser(encoding: str | None) -> etree.HTMLParser:
-    key = (encoding or "").lower()
-    parser = _PARSERS.get(key)
-    if parser is None:
+def _known_encoding(encoding: str | None) -> str | None:
+    """``encoding`` when lxml knows it, else None (lxml then reads the document's own
+    declaration, as it does without one)."""
+    if not encoding:
+        return None
+    key = encoding.lower()
+    if key not in _ENCODINGS:
         try:
-            parser = etree.HTMLParser(encoding=encoding or None, recover=True, no_network=True)
+            etree.HTMLParser(encoding=encoding)
         except LookupError:
-            parser = etree.HTMLParser(recover=True, no_network=True)
-        _PARSERS[key] = parser
+            _ENCODINGS[key] = None
+        else:
+            _ENCODINGS[key] = encoding
+    return _ENCODINGS[key]
+
+
+def _pull_parser(encoding: str | None) -> etree.HTMLPullParser:
+    return etree.HTMLPullParser(
+        events=("end",), tag=_TAGS, recover=True, no_network=True, encoding=encoding
+    )
+
+
+def _shared_parser(encoding: str | None) -> etree.HTMLPullParser:
+    parser = _PARSERS.get(encoding)
+    if parser is None:
+        parser = _PARSERS[encoding] = _pull_parser(encoding)
     return parser
 
 
@@ -71,6 +106,7 @@ class PageScan:
     # href is listed once (the first anchor names it).
     links: list[tuple[str, _Element]] = field(default_factory=list)
     nofollow_links: int = 0  # <a rel=nofollow> skipped
+    more: int = 0  # followable links past ``keep``, counted, not kept (``iter_links``)
 
 
 def refresh_target(content: str) -> tuple[float, str] | None:
@@ -90,39 +126,88 @@ def refresh_target(content: str) -> tuple[float, str] | None:
     return float(digits or 0), url
 
 
+def _elements(body: bytes, encoding: str | None, shared: bool = True) -> Iterator[_Element]:
+    """The ``<a>``, ``<link>``, ``<base>``, ``<title>`` and ``<meta>`` elements of an HTML
+    document, each at its end tag (its subtree complete), in document order; nothing for
+    an empty body or one lxml cannot read. ``shared``: parse with this encoding's one
+    parser (only for a caller that reads to the end before anything else parses)."""
+    if not body or not body.strip():
+        return
+    encoding = _known_encoding(encoding)
+    parser = _shared_parser(encoding) if shared else _pull_parser(encoding)
+    done = False
+    try:
+        for start in range(0, len(body), _FEED):
+            parser.feed(body[start : start + _FEED])
+            for _, el in parser.read_events():
+                yield el
+        done = True
+        parser.close()
+        for _, el in parser.read_events():
+            yield el
+    except (etree.XMLSyntaxError, ValueError):
+        return
+    finally:
+        if not done:  # stopped early, or unreadable: the parser starts afresh next time
+            with contextlib.suppress(etree.XMLSyntaxError, ValueError):
+                parser.close()
+
+
+def _prune(el: _Element) -> None:
+    """Free the document before ``el`` (its earlier siblings, and each ancestor's): what
+    was read is gone, so a page costs the links held at once, not all of them. Elements a
+    caller still holds survive (lxml keeps a referenced subtree)."""
+    node: _Element | None = el
+    while node is not None:
+        parent = node.getparent()
+        if parent is not None:
+            while node.getprevious() is not None:
+                del parent[0]
+        node = parent
+
+
+def _followable(el: _Element, hrefs: set[str], scan: PageScan) -> str | None:
+    """The href of an ``<a>`` the crawl may follow, first time met; None for none, a
+    repeat, a skipped scheme or ``rel=nofollow`` (counted in ``scan``)."""
+    href = el.get("href")
+    if not href:
+        return None
+    href = href.strip()
+    if not href or href in hrefs or href.startswith(_SKIP_SCHEMES):
+        return None
+    rel = el.get("rel")
+    if rel is not None and "nofollow" in rel.lower():
+        scan.nofollow_links += 1
+        return None
+    hrefs.add(href)
+    return href
+
+
 def scan_html(
-    body: bytes, encoding: str | None = None, refresh_ignore: tuple[str, ...] = ("noscript",)
+    body: bytes,
+    encoding: str | None = None,
+    refresh_ignore: tuple[str, ...] = ("noscript",),
+    keep: int | None = None,
 ) -> PageScan:
     """Scan an HTML document (bytes as served). Never raises on bad markup.
     ``refresh_ignore``: a refresh inside these elements does not count (Scrapy's
     ``METAREFRESH_IGNORE_TAGS``: a ``<noscript>`` refresh is for browsers without
-    JavaScript)."""
+    JavaScript). ``keep``: keep the first ``keep`` followable links (None: all); the
+    others are only counted (``more``) and the document is freed as it is read, so a page
+    of 200,000 links costs the links kept, not a tree of all of them: read the rest with
+    ``iter_links``."""
     scan = PageScan()
-    if not body or not body.strip():
-        return scan
-    try:
-        root = etree.fromstring(body, _parser(encoding))
-    except (etree.XMLSyntaxError, ValueError):
-        return scan
-    if root is None:
-        return scan
     links = scan.links
     hrefs: set[str] = set()
-    for el in root.iter("a", "link", "base", "title", "meta"):
+    for read, el in enumerate(_elements(body, encoding), 1):
         tag = el.tag
         if tag == "a":
-            href = el.get("href")
-            if not href:
-                continue
-            href = href.strip()
-            if not href or href in hrefs or href.startswith(_SKIP_SCHEMES):
-                continue
-            rel = el.get("rel")
-            if rel is not None and "nofollow" in rel.lower():
-                scan.nofollow_links += 1
-                continue
-            hrefs.add(href)
-            links.append((href, el))
+            href = _followable(el, hrefs, scan)
+            if href is not None:
+                if keep is None or len(links) < keep:
+                    links.append((href, el))
+                else:
+                    scan.more += 1
         elif tag == "link":
             if scan.canonical is None:
                 rel = el.get("rel")
@@ -149,7 +234,50 @@ def scan_html(
             found = refresh_target(el.get("content") or "")
             if found is not None:
                 scan.refresh_delay, scan.refresh = found
+        if read % _PRUNE_EVERY == 0 and keep is not None:
+            _prune(el)
     return scan
+
+
+def iter_links(
+    body: bytes,
+    encoding: str | None = None,
+    size: int = 1000,
+    skip: int = 0,
+    limit: int = 0,
+) -> Iterator[list[tuple[str, _Element]]]:
+    """The followable links of a page, as ``scan_html`` finds them (document order, a
+    repeated href once, ``rel=nofollow`` and skipped schemes left out), in lists of up to
+    ``size``: for a page with more links than ``scan_html`` kept. The first ``skip`` are
+    left out (those it kept), and it stops after ``limit`` (0: all). A list's elements
+    are valid until the next list is asked for; the document read before them is then
+    freed."""
+    size = max(1, size)
+    scan = PageScan()  # counts only: nofollow links were counted by scan_html
+    hrefs: set[str] = set()
+    seen = given = 0
+    chunk: list[tuple[str, _Element]] = []
+    last: _Element | None = None
+    for el in _elements(body, encoding, shared=False):  # it yields between lists
+        if el.tag != "a":
+            continue
+        href = _followable(el, hrefs, scan)
+        if href is None:
+            continue
+        seen += 1
+        if seen <= skip:
+            continue
+        chunk.append((href, el))
+        given += 1
+        last = el
+        if len(chunk) >= size or given == limit:
+            yield chunk
+            chunk = []
+            _prune(last)
+            if given == limit:
+                return
+    if chunk:
+        yield chunk
 
 
 def anchor_text(el: _Element) -> str | None:

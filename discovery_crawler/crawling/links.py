@@ -63,8 +63,9 @@ from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import HtmlResponse
 
+from discovery_crawler.arguments import input_failure
 from discovery_crawler.crawling.account import CrawlAccount, UnionTally
-from discovery_crawler.crawling.extract import anchor_text, scan_html
+from discovery_crawler.crawling.extract import anchor_text, iter_links, scan_html
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.refusals import API_PROBE
 from discovery_crawler.middlewares.robots import RobotsDisallowed
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
     from discovery_crawler.arguments import RunOptions
+    from discovery_crawler.crawling.extract import PageScan
     from discovery_crawler.extensions.run import DiscoveryRun
     from discovery_crawler.run_record import RunRecord
 
@@ -254,6 +256,13 @@ class LinkCrawl:
         self.page_max_bytes = settings.getint("PAGE_MAX_BYTES", DEFAULT_PAGE_MAX_BYTES)
         self.url_max_length = settings.getint("URLLENGTH_LIMIT", 2083)
         self.redirect_max_times = settings.getint("REDIRECT_MAX_TIMES", 20)
+        self.download_maxsize = settings.getint("DOWNLOAD_MAXSIZE")
+        # A page's links are admitted, and leave as batches, DISCOVERY_BATCH_SIZE at a
+        # time: a page of 200,000 links never holds them all (their records, or lxml's
+        # tree of them). LINKS_PER_PAGE_MAX: links read on one page (0 = all); the rest
+        # are counted and the page flagged ``links_capped``.
+        self.batch_size = max(1, settings.getint("DISCOVERY_BATCH_SIZE", 1000))
+        self.links_per_page_max = max(0, settings.getint("LINKS_PER_PAGE_MAX", 0))
         # <meta http-equiv=refresh> is a redirect on Scrapy's terms (its MetaRefresh
         # settings): under METAREFRESH_MAXDELAY seconds, not inside an ignored element.
         self.refresh_redirects = settings.getbool("METAREFRESH_ENABLED", True)
@@ -339,7 +348,7 @@ class LinkCrawl:
             meta["anchor"] = anchor_text(anchor)  # only for new links: text costs
         kind = url_kind(url)
         if kind == "api" and reason is None and fetch_decides(url):
-            kind = "page"  # an /api/ path: fetched, its answer says page or api (page_outputs)
+            kind = "page"  # an /api/ path: fetched, its answer says page or api (parse_page)
             meta[API_PROBE] = True
         if reason is None and kind in _FETCHED_KINDS:
             decision = self._bfs_policy().decide(url, "page")
@@ -494,16 +503,25 @@ class LinkCrawl:
             finals=union,
         )
 
-    # -- responses ------------------------------------------------------------------------
-    def parse_page(self, response: Response) -> Iterator[Any]:
-        batch, requests = self.page_outputs(response)
-        if batch is not None:
-            yield batch
-        yield from requests
+    def _bfs_batches(
+        self, document: str, records: list[dict[str, Any]], source: str
+    ) -> Iterator[UrlBatch]:
+        """``records`` as batches of at most DISCOVERY_BATCH_SIZE."""
+        size = self.batch_size
+        if len(records) <= size:
+            if records:
+                yield self._bfs_batch(document, records, source)
+            return
+        for start in range(0, len(records), size):
+            yield self._bfs_batch(document, records[start : start + size], source)
 
-    def page_outputs(self, response: Response) -> tuple[UrlBatch | None, list[Request]]:
-        """The page's batch (its record and the records of what it named but is not
-        fetched) and the requests for the new pages it links to."""
+    # -- responses ------------------------------------------------------------------------
+    def parse_page(self, response: Response) -> Iterator[UrlBatch | Request]:
+        """The page's record and the records of what it named but is not fetched, in
+        batches of up to DISCOVERY_BATCH_SIZE records as its links are admitted (the
+        first holds the page's own record), each followed by the requests for the new
+        pages it admitted: a page of 200,000 links is read, admitted and written a batch
+        at a time, the budgets holding as each link is admitted."""
         meta = response.meta
         url = meta.get("page_url") or response.url
         depth = meta.get("depth", 0)
@@ -541,7 +559,9 @@ class LinkCrawl:
                 account.redirects.append({"url": url, "to": target, "status": status})
                 self._bfs_redirect(target, url, url, response, rec, records, requests)
         elif 200 <= status < 300 and refusal is None and isinstance(response, HtmlResponse):
-            scan = scan_html(response.body, response.encoding, self.refresh_ignore)
+            cap = self.links_per_page_max
+            keep = min(self.batch_size, cap) if cap else self.batch_size
+            scan = scan_html(response.body, response.encoding, self.refresh_ignore, keep)
             rec["title"] = scan.title
             account.nofollow += scan.nofollow_links
             base = url
@@ -576,11 +596,64 @@ class LinkCrawl:
             if scan.nofollow:
                 account.nofollow_pages += 1
             else:
-                self._bfs_follow(scan.links, base, page, depth, records, requests)
+                source = rec["source"]
+                for links in self._page_links(response, scan, rec):
+                    self._bfs_follow(links, base, page, depth, records, requests)
+                    del links  # its elements: the parse frees what it read
+                    if len(records) + len(requests) >= self.batch_size:
+                        yield from self._bfs_batches(url, records, source)
+                        yield from requests
+                        records, requests = [], []
         if not wrote and records and records[0] is rec:
             self._bfs_wrote(rec, fixed)
-        source = rec["source"]
-        return (self._bfs_batch(url, records, source) if records else None), requests
+        yield from self._bfs_batches(url, records, rec["source"])
+        yield from requests
+
+    def _page_links(
+        self, response: Response, scan: PageScan, rec: dict[str, Any]
+    ) -> Iterator[list[tuple[str, _Element]]]:
+        """The page's followable links, in lists of up to DISCOVERY_BATCH_SIZE: those the
+        scan kept, then (a page with more) the rest read again from the body, streaming.
+        Past LINKS_PER_PAGE_MAX the links are not read: counted, the page flagged."""
+        kept = scan.links
+        total = len(kept) + scan.more
+        cap = self.links_per_page_max
+        if cap and total > cap:
+            self._links_capped(rec, total, cap)
+            total = cap
+            del kept[cap:]
+        skip = len(kept)
+        if kept:
+            yield kept
+        scan.links = kept = []  # their elements go once admitted
+        if total > skip:
+            yield from iter_links(
+                response.body, response.encoding, self.batch_size, skip=skip, limit=total - skip
+            )
+
+    def _links_capped(self, rec: dict[str, Any], links: int, cap: int) -> None:
+        """A page with more links than LINKS_PER_PAGE_MAX: the first ``cap`` are followed
+        (document order), the others dropped unread — counted, the page flagged
+        ``links_capped``, listed in the crawl log, said in the log."""
+        dropped = links - cap
+        account = self.account
+        account.links_capped.append(
+            {"url": rec["url"], "links": links, "followed": cap, "dropped": dropped}
+        )
+        account.links_dropped += dropped
+        rec["flags"] = [*(rec.get("flags") or ()), "links_capped"]
+        self.crawler.stats.inc_value("links/links_dropped", dropped)
+        self.crawler.stats.inc_value("links/links_capped")
+        self.record.limit_bound("LINKS_PER_PAGE_MAX", value=cap)
+        logger.info(
+            "Page %s has %d links, over LINKS_PER_PAGE_MAX (%d): the first %d are "
+            "followed, %d dropped unread",
+            rec["url"],
+            links,
+            cap,
+            cap,
+            dropped,
+        )
 
     def _bfs_redirect(
         self,
@@ -899,6 +972,10 @@ class LinkCrawl:
         meta = request.meta
         url = meta.get("page_url") or request.url
         refusal = meta.get("refusal") or failure_refusal(failure)
+        if meta.get("via") == "seed" and self.record.input_failure is None:
+            # the seed got no answer: the run's failure says why, if that has a name
+            maxsize = meta.get("download_maxsize", self.download_maxsize)
+            self.record.input_failure = input_failure(self.options, url, failure.value, maxsize)
         rec = self._bfs_record(url, meta, meta.get("depth", 0), None)
         if refusal.get("class") == "robots":
             # SPEC §6: a disallowed URL is not fetched, and is listed with its rule (the

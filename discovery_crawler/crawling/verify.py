@@ -294,7 +294,7 @@ class ListedPageVerifier:
                     )
                     return
             if isinstance(response, HtmlResponse):
-                scan = scan_html(response.body, response.encoding)
+                scan = scan_html(response.body, response.encoding, keep=0)  # no links
                 title = scan.title
                 if scan.canonical:  # may name the listed URL's trailing-slash twin
                     canonical = self._verify_target(here, scan.canonical)

@@ -27,8 +27,9 @@ from scrapy import Request
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 
+from discovery_crawler.arguments import input_failure
 from discovery_crawler.items import UrlBatch
-from discovery_crawler.refusals import failure_text
+from discovery_crawler.refusals import failure_text, size_words
 from discovery_crawler.selection.paths import pillar_keywords
 from discovery_crawler.signals import urls_expected
 from discovery_crawler.sitemaps.attempts import SitemapAttempt, SitemapListing, content_preference
@@ -101,6 +102,7 @@ class SitemapWalk:
         self.max_urls = settings.getint("SITEMAP_MAX_URLS")
         self.max_depth = settings.getint("SITEMAP_MAX_DEPTH")
         self.max_bytes = settings.getint("SITEMAP_MAX_BYTES")
+        self.download_maxsize = settings.getint("DOWNLOAD_MAXSIZE")
         reserve = settings.getint("INVENTORY_RESERVE_URLS")
         if run.walk is None:
             cap = min(reserve, self.max_urls) if self.max_urls else reserve
@@ -193,7 +195,19 @@ class SitemapWalk:
         robots = self.record.robots
         assert robots is not None
         robots.update(status=None, error=failure_text(failure.value), sitemaps=[])
+        self._input_failed(robots["url"], failure)
         yield from self._conventional_requests()
+
+    def _input_failed(self, url: str, failure: Failure) -> None:
+        """The site's first fetch (its robots.txt, the sitemap given) got no answer for a
+        reason with a name (a TLS handshake, over DOWNLOAD_MAXSIZE): the run's failure,
+        should nothing answer, says that (``record.input_failure``)."""
+        if self.record.input_failure is None:
+            request = getattr(failure, "request", None)
+            maxsize = (request.meta if request is not None else {}).get(
+                "download_maxsize", self.download_maxsize
+            )
+            self.record.input_failure = input_failure(self.options, url, failure.value, maxsize)
 
     def _follow_redirected_origin(self, final_url: str) -> None:
         """robots.txt redirected (http→https, bare→www): the site lives at the new origin."""
@@ -319,7 +333,10 @@ class SitemapWalk:
         if attempt is None:
             logger.error("sitemap request failed: %s", failure.getErrorMessage())
             return
-        attempt.error = failure_text(failure.value)
+        maxsize = request.meta.get("download_maxsize", self.download_maxsize)
+        attempt.error = failure_text(failure.value, maxsize)
+        if attempt.source == "input":
+            self._input_failed(attempt.url, failure)
         self._done(attempt)
 
     async def parse(self, response: Response) -> AsyncIterator[Any]:
@@ -481,10 +498,7 @@ class SitemapWalk:
         base = response.url
         record = self.record
         if too_large is not None:
-            attempt.error = (
-                f"refused: {too_large} (SITEMAP_MAX_BYTES); "
-                "a decompression bomb or an oversized sitemap"
-            )
+            attempt.error = self._too_large(result)
             self.crawler.stats.inc_value("discovery/sitemaps/too_large")
         self._fill_attempt(attempt, result, response)
         children = result.children
@@ -515,6 +529,23 @@ class SitemapWalk:
             yield from self._child_requests(children, base, attempt.depth + 1, note, False)
         else:
             yield from self._child_requests(children, base, attempt.depth + 1)
+
+    def _too_large(self, result: ParseResult) -> str:
+        """A document past SITEMAP_MAX_BYTES, in words: the cap, whether it counts inflated
+        or plain bytes, and what was kept of it."""
+        if result.gzipped:
+            size, why = "decompressed", "a decompression bomb or an oversized sitemap"
+        else:
+            size, why = "uncompressed", "the protocol allows 50 MiB"
+        kept = (
+            f"the {result.urls:,} URL(s) read before it are kept"
+            if result.urls
+            else "no URL was read before it"
+        )
+        return (
+            f"refused: larger than the SITEMAP_MAX_BYTES cap ({size_words(self.max_bytes)} "
+            f"{size}); {kept} ({why})"
+        )
 
     def _expect(self, urls: int) -> None:
         """Tell the per-URL tables how many URLs the walk will list (``signals``)."""

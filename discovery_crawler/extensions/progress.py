@@ -135,6 +135,14 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
             f"Crawled {crawl.fetched:,} pages ({statuses or 'none'}); {budgets}; "
             f"not fetched: {sum(crawl.not_fetched.values()):,}"
         )
+        capped = crawl.links_capped
+        if capped.count:
+            pages = ", ".join(i["url"] for i in capped.items[:3])
+            more = f" and {capped.count - 3:,} more" if capped.count > 3 else ""
+            lines.append(
+                f"Links not read (LINKS_PER_PAGE_MAX): {crawl.links_dropped:,} on "
+                f"{capped.count:,} page(s) flagged links_capped: {pages}{more}"
+            )
         rewrites = crawl.rewrites_line(record.counts)
         if rewrites:
             lines.append(rewrites)

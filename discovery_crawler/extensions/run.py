@@ -199,8 +199,11 @@ class DiscoveryRun:
             refusals = [r.get("reason") for r in crawl.refusals.items] if crawl else []
             errors = [a.error for a in attempts if a.error] or [robots.get("error"), *refusals]
             errors = [e for e in errors if e]
-            record.failure = f"site unreachable: {errors[0] if errors else 'no response'}"
-        elif self.mode != "links" and not record.attempts_ok():
+            record.failure = record.input_failure or (
+                f"site unreachable: {errors[0] if errors else 'no response'}"
+            )
+        elif self.mode != "links" and not any(a.ok or a.urls for a in attempts):
+            # (a sitemap cut at SITEMAP_MAX_BYTES is no ok attempt, but its URLs were kept)
             record.warn("no sitemap yielded any URL (see discovery.sitemap_attempts for why)")
         if record.failure:
             stats.set_value("discovery/failed", record.failure)

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from discovery_crawler.arguments import ArgumentError, RunOptions, check_budget_limits, out_dir_of
+from discovery_crawler.arguments import (
+    ArgumentError,
+    RunOptions,
+    check_budget_limits,
+    check_url_length,
+    out_dir_of,
+)
 from discovery_crawler.extensions.job import use_jobdir
 from discovery_crawler.extensions.run import RUN_SETTING, DiscoveryRun, run_of
 from discovery_crawler.output.state import check_origin
@@ -36,6 +42,15 @@ def check_outputs(options: RunOptions, feeds: dict[str, Any]) -> None:
     check_out_dir(out_dir_of(options))
     for path in local_feed_paths(feeds):
         check_feed_file(path)
+
+
+def check_run_settings(options: RunOptions, settings: BaseSettings) -> None:
+    """What the arguments are checked against once the settings are known: the feeds'
+    formats, and the start URL's length against ``URLLENGTH_LIMIT`` (``-s`` may raise
+    it). Both entry points call it before a crawler is built (the ``crawl`` command) and
+    again as the crawler is configured (Scrapyd, a script)."""
+    check_feed_formats(settings.getdict("FEEDS"))
+    check_url_length(options.url, settings.getint("URLLENGTH_LIMIT"))
 
 
 def check_state_origin(options: RunOptions) -> None:

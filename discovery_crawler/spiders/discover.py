@@ -29,7 +29,7 @@ from discovery_crawler.crawling.links import LinkCrawl, crawl_settings
 from discovery_crawler.crawling.verify import ListedPageVerifier, verify_method
 from discovery_crawler.crawling.walk import SitemapWalk
 from discovery_crawler.extensions.run import run_mode, unify_site_origin
-from discovery_crawler.spiders.base import RunEntry, check_feed_formats, check_outputs
+from discovery_crawler.spiders.base import RunEntry, check_outputs, check_run_settings
 from discovery_crawler.urls.normalize import UrlError, origin_of
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
     def validate_arguments(cls, spargs: dict[str, Any], settings: Any) -> None:
         """Check ``-a`` arguments and feed formats before a crawler is built."""
         options = cls.parse_options(dict(spargs))
-        check_feed_formats(settings.getdict("FEEDS"))
+        check_run_settings(options, settings)
         if options.verify:
             verify_method(settings)
         check_outputs(options, settings.getdict("FEEDS"))
@@ -97,7 +97,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         )
         if self.mode != "sitemap":
             crawl_settings(settings)
-        check_feed_formats(settings.getdict("FEEDS"))
+        check_run_settings(self.options, settings)
         self.describe_run(self.arguments, self.mode)
 
     def _wire(self) -> None:

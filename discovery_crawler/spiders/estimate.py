@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy import Request, Spider
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 
-from discovery_crawler.arguments import ArgumentError, default_out_dir, input_kind, validate_url
+from discovery_crawler.arguments import (
+    ArgumentError,
+    check_url_length,
+    default_out_dir,
+    input_kind,
+    validate_url,
+)
 from discovery_crawler.estimate import (
     Languages,
     expected_seconds,
@@ -119,12 +125,14 @@ class EstimateSpider(Spider):
 
     @staticmethod
     def validate_arguments(spargs: dict[str, Any], settings: Any) -> None:
-        parse_arguments(spargs)
+        url = parse_arguments(spargs)["url"]
+        check_url_length(url, settings.getint("URLLENGTH_LIMIT"))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
+        check_url_length(spider.url, settings.getint("URLLENGTH_LIMIT"))
         if not settings.frozen:
             settings.setdict(load_profile(spider.options["profile"]), priority="spider")
             # The expected duration uses the crawl's interval; the estimate's own two or

@@ -20,7 +20,7 @@ from scrapy.spiders import CrawlSpider
 
 from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.links import LinkCrawl, crawl_settings
-from discovery_crawler.spiders.base import RunEntry, check_feed_formats, check_outputs
+from discovery_crawler.spiders.base import RunEntry, check_outputs, check_run_settings
 from discovery_crawler.urls.normalize import UrlError, origin_of
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class LinksSpider(RunEntry, CrawlSpider):
     def validate_arguments(cls, spargs: dict[str, Any], settings: Any) -> None:
         """Check ``-a`` arguments and feed formats before a crawler is built."""
         options = cls.parse_options(dict(spargs))
-        check_feed_formats(settings.getdict("FEEDS"))
+        check_run_settings(options, settings)
         check_outputs(options, settings.getdict("FEEDS"))
 
     @classmethod
@@ -72,7 +72,7 @@ class LinksSpider(RunEntry, CrawlSpider):
         settings = crawler.settings
         self.apply_profile(self.options, settings)
         crawl_settings(settings)
-        check_feed_formats(settings.getdict("FEEDS"))
+        check_run_settings(self.options, settings)
         self.describe_run(self.arguments, "links")
 
     def _wire(self) -> None:

@@ -7,12 +7,14 @@ import pickle
 from typing import Any
 
 from scrapy import Request
+from scrapy.exceptions import DownloadCancelledError, DownloadFailedError
 from scrapy.http import TextResponse, XmlResponse
 from twisted.internet.error import DNSLookupError
 from twisted.python.failure import Failure
 
 from discovery_crawler.crawling.walk import SitemapWalk
 from discovery_crawler.items import UrlBatch
+from tests.conftest import run_crawler
 from tests.pipelines.helpers import SITE, crawler_for, run_for
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
@@ -129,6 +131,51 @@ def test_an_error_answer_and_a_failed_fetch_are_said():
     failure.request = other  # type: ignore[attr-defined]
     walk.failed(failure)
     assert walk.record.attempts[SITE + "/other.xml"].error.startswith("DNS lookup failed")
+
+
+def test_the_input_over_download_maxsize_or_a_tls_failure_is_the_runs_failure_named():
+    """The sitemap given is cancelled over DOWNLOAD_MAXSIZE (Scrapy's words say the size):
+    its attempt and the run's ``input_failure`` say the cap, not "unreachable"; a TLS
+    handshake failing on robots.txt of a URL typed without a scheme suggests http://."""
+    walk = walk_for({"DOWNLOAD_MAXSIZE": 1_000_000})
+    request = walk.input_request(SITE + "/sitemap.xml")
+    failure = Failure(
+        DownloadCancelledError(
+            "Expected to receive 2108959 bytes which is larger than download max size "
+            f"(1000000) in request <GET {SITE}/sitemap.xml>."
+        )
+    )
+    failure.request = request  # type: ignore[attr-defined]
+    walk.failed(failure)
+    cap = (
+        "larger than DOWNLOAD_MAXSIZE (1,000,000 bytes): 2,108,959 bytes announced, not downloaded"
+    )
+    assert walk.record.attempts[SITE + "/sitemap.xml"].error == cap
+    assert walk.record.input_failure == (
+        f"{SITE}/sitemap.xml is {cap} — raise -s DOWNLOAD_MAXSIZE to read it"
+    )
+
+    crawler = run_crawler("example.com", {"SITEMAP_PARSE_WORKER": False})  # no scheme
+    run = run_for(crawler)
+    run.name_site(SITE)
+    walk = SitemapWalk(
+        crawler,
+        run,
+        on_robots=on_robots,
+        on_robots_failure=on_robots_failure,
+        on_sitemap=on_sitemap,
+        on_sitemap_failure=on_sitemap_failure,
+    )
+    robots = walk.robots_request(SITE + "/robots.txt")
+    ssl = "[('SSL routines', '', 'wrong version number')]"
+    failure = Failure(DownloadFailedError(f"[<Failure OpenSSL.SSL.Error: {ssl}>]"))
+    failure.request = robots  # type: ignore[attr-defined]
+    list(walk.robots_failed(failure))
+    assert walk.record.robots["error"] == "TLS handshake failed: wrong version number"
+    assert walk.record.input_failure == (
+        f"TLS handshake failed with {SITE}/ (wrong version number) — if the site serves "
+        "plain HTTP, try -a url=http://example.com"
+    )
 
 
 def test_found_no_page_says_why():

@@ -1,12 +1,13 @@
 """Bad input for the link crawl (issue 4, "Bad input" and point 6), end to end: the real
 ``links`` spider (``scrapy crawl links``) against a scriptable loopback server whose routes
-are redirect loops, a 10 MB page, 50,000 links, a calendar trap, malformed HTML, odd
+are redirect loops, a 10 MB page, 50,000 and 200,000 links, a calendar trap, malformed HTML, odd
 robots.txt files and a JavaScript shell. Every crawl must finish well within its timeout,
 with no traceback, and say in its records and crawl log what happened."""
 
 from __future__ import annotations
 
 import resource
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from discovery_crawler import settings as project_settings
-from tests.conftest import CrawlResult, run_discover
+from tests.conftest import ROOT, CrawlResult, run_discover
 from tests.e2e.test_robots_middleware import Server
 from tests.refusal_site import RefusalSite
 from tests.test_rendering import require_browser
@@ -78,13 +79,17 @@ def crawl(
     allowed_errors: tuple[str, ...] = (),
     spider: str = "links",
     code: int = 0,
+    command: list[str] | None = None,
     **settings: Any,
 ) -> tuple[CrawlResult, float]:
-    """``scrapy crawl links`` (or ``spider``; HOST_INTERVAL=0); asserts it finished in
-    time, exit ``code`` (5: a budget stopped it), no traceback, no ERROR line but those
-    ending as ``allowed_errors`` say. Returns the result and the seconds it took."""
+    """``scrapy crawl links`` (or ``spider``; HOST_INTERVAL=0; ``command`` instead of
+    ``python -m scrapy``); asserts it finished in time, exit ``code`` (5: a budget stopped
+    it), no traceback, no ERROR line but those ending as ``allowed_errors`` say. Returns the
+    result and the seconds it took."""
     started = time.monotonic()
-    result = run_discover(url, tmp_path, *args, spider=spider, settings=settings, timeout=timeout)
+    result = run_discover(
+        url, tmp_path, *args, spider=spider, settings=settings, timeout=timeout, command=command
+    )
     elapsed = time.monotonic() - started
     assert elapsed < timeout
     assert result.returncode == code, result.stderr[-3000:]
@@ -202,7 +207,7 @@ def test_a_page_over_the_cap_is_parsed_in_part_and_flagged(site, tmp_path, spide
     assert "is larger than PAGE_MAX_BYTES (1000000): parsed its first" in result.stderr
 
 
-# -- 3. a page with 50,000 links ------------------------------------------------------------
+# -- 3. a page with 50,000 links, and one with 200,000 ---------------------------------------
 
 
 def test_50000_links_stay_within_max_pages(site, tmp_path):
@@ -226,6 +231,53 @@ def test_50000_links_stay_within_max_pages(site, tmp_path):
     assert len(result.records) == 50_001
     assert {"limit": "BFS_MAX_PAGES", "value": 100} in result.discovery["limits"]
     assert elapsed < 60
+
+
+def crawl_peak_mb(result: CrawlResult) -> float:
+    """The crawl's own peak RSS (``tests/probes/peak_rss.py``), in MB."""
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("peak_rss_kb=")]
+    return int(line.partition("=")[2]) / 1024
+
+
+PEAK_RSS = [sys.executable, str(ROOT / "tests" / "probes" / "peak_rss.py")]
+
+
+@pytest.mark.parametrize(
+    ("args", "records", "fetched"),
+    [(("-a", "max_pages=100"), 200_001, 100), (("-a", "profile=service"), 1_001, 500)],
+    ids=["default-max-pages-100", "service"],
+)
+def test_a_page_of_200000_links_in_bounded_memory(site, tmp_path, args, records, fetched):
+    """One page of 200,000 links (7 MB). Its links are read, admitted and written a batch
+    at a time, so the crawl's peak RSS stays far below the 520 MB it took when a page's
+    records (and lxml's tree of its links) were held at once. With max_pages=100 every
+    link is still recorded (199,901 ``over_max_pages``); profile ``service`` reads the
+    first LINKS_PER_PAGE_MAX (1,000) links of a page and drops the 199,000 others —
+    counted, the page flagged ``links_capped``, the crawl log and the summary saying so."""
+    links = [f"/p/{i}" for i in range(200_000)]
+    server = site(
+        {"/": page(links, "Hub")},
+        lambda path: page(["/"], path) if path.startswith("/p/") else None,
+    )
+    result, elapsed = crawl(tmp_path, server.origin + "/", *args, timeout=120, command=PEAK_RSS)
+    assert crawl_peak_mb(result) < 200
+    assert elapsed < 90
+    assert len(result.records) == records
+    crawl_log = result.discovery["crawl"]
+    assert crawl_log["fetched"] == fetched
+    hub = by_path(result, server)["/"]
+    if "profile=service" in args:
+        assert hub["flags"] == ["links_capped"]
+        assert crawl_log["links_dropped"] == 199_000
+        assert crawl_log["links_capped"]["items"] == [
+            {"url": server.origin + "/", "links": 200_000, "followed": 1_000, "dropped": 199_000}
+        ]
+        assert {"limit": "LINKS_PER_PAGE_MAX", "value": 1_000} in result.discovery["limits"]
+        assert "Links not read (LINKS_PER_PAGE_MAX): 199,000 on 1 page(s)" in result.stderr
+        assert crawl_log["not_fetched"] == {"over_max_pages": 501}
+    else:
+        assert hub["flags"] is None and crawl_log["links_dropped"] == 0
+        assert crawl_log["not_fetched"] == {"over_max_pages": 199_901}
 
 
 # -- 4. a calendar trap ---------------------------------------------------------------------

@@ -64,6 +64,24 @@ def test_a_run_with_no_answer_is_judged_unreachable_once():
     assert run.record.failure is None  # judged once
 
 
+def test_a_run_whose_input_failed_for_a_named_reason_says_it_not_unreachable():
+    """Nothing answered, and the input's own fetch failed for a reason with a name (a
+    component set ``input_failure``: a TLS handshake, a sitemap over DOWNLOAD_MAXSIZE):
+    that is the run's failure, in place of "site unreachable: <the first error>"."""
+    run = run_for(crawler_for())
+    attempt = SitemapAttempt(SITEMAP, "input", None, 0)
+    attempt.error = "larger than DOWNLOAD_MAXSIZE (64 MiB): 70,000,000 bytes announced"
+    run.record.attempts[SITEMAP] = attempt
+    run.record.input_failure = f"{SITEMAP} is larger than DOWNLOAD_MAXSIZE (64 MiB)"
+    run.finish("finished")
+    assert run.record.failure == f"{SITEMAP} is larger than DOWNLOAD_MAXSIZE (64 MiB)"
+    answered = run_for(crawler_for())  # something answered: no failure, whatever was noted
+    answered.record.input_failure = "TLS handshake failed with https://example.com/ (x)"
+    answered.record.robots = {"status": 404}
+    answered.finish("finished")
+    assert answered.record.failure is None
+
+
 def test_what_the_run_accumulated_can_be_saved(tmp_path):
     """Every structure a resumable crawl must keep is reachable from the run and pickles
     (the nothing-lost issue saves it with JOBDIR)."""
