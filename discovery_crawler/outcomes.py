@@ -28,6 +28,7 @@ STOPPING_LIMITS = frozenset(
         "SITEMAP_MAX_DEPTH",
         "SITEMAP_MAX_DOCUMENTS",
         "SITEMAP_MAX_URLS",
+        "LINKS_PER_PAGE_MAX",  # a page's links past it are not read
     }
 )
 # Scrapy's finish reasons of a run stopped by its CloseSpider extension (a limit).

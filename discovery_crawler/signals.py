@@ -5,3 +5,8 @@
 #: URL (the dedup seen-set, the slug allocator) size it once, early, instead of doubling
 #: it as the site fills it: each doubling rehashes every fingerprint in a Python loop.
 urls_expected = object()
+
+#: A file of the run could not be written (``path``, ``error``: the ``OSError``): sent by
+#: the feed's storage and exporters; the run's owner (``extensions/run.py``) says it in
+#: one line and stops the run.
+output_failed = object()

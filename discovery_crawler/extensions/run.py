@@ -33,6 +33,7 @@ from discovery_crawler.outcomes import OUTPUT_FAILED_REASON
 from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME, os_error_text
 from discovery_crawler.profiles import available_profiles
 from discovery_crawler.run_record import RunRecord
+from discovery_crawler.signals import output_failed
 from discovery_crawler.urls.normalize import OriginCache
 from discovery_crawler.urls.seen import SeenSet
 from discovery_crawler.urls.slugs import SlugAllocator
@@ -142,7 +143,9 @@ class DiscoveryRun:
             raise NotConfigured  # not a discovery run (no message: nothing is wrong)
         options = RunOptions.from_arguments(spec.get("arguments") or {}, available_profiles())
         mode = spec.get("mode") or run_mode(options, crawler.settings)
-        return cls(crawler, options, mode, spec.get("log_settings"))
+        run = cls(crawler, options, mode, spec.get("log_settings"))
+        crawler.signals.connect(run.output_failed, signal=output_failed)
+        return run
 
     # -- the site -------------------------------------------------------------------------
     def name_site(self, origin: str, note: str | None = None) -> None:
@@ -153,13 +156,13 @@ class DiscoveryRun:
         unify_site_origin(self.origins, origin)
 
     # -- the end --------------------------------------------------------------------------
-    def output_failed(self, path: object, exc: OSError) -> None:
+    def output_failed(self, path: object, error: OSError) -> None:
         """A file could not be written: said in one line (the first failure only), and
         the run stops at once rather than crawl on with nowhere to put what it finds."""
         record = self.record
         if record.write_error is not None:
             return
-        record.write_error = f"could not write {path}: {os_error_text(exc)}"
+        record.write_error = f"could not write {path}: {os_error_text(error)}"
         logger.error("OUTPUT FAILED: %s; the run stops", record.write_error)
         self.crawler.stats.set_value("discovery/write_error", record.write_error)
         self.stop(OUTPUT_FAILED_REASON)

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from scrapy.exporters import BaseItemExporter
 
-from discovery_crawler.extensions.run import run_of
 from discovery_crawler.items import (
     CRAWL_FIELDS,
     EXTRA_FIELDS,
@@ -34,6 +33,7 @@ from discovery_crawler.items import (
     UrlBatch,
 )
 from discovery_crawler.output.feed_lines import _dumps, json_line, json_lines, worked_text
+from discovery_crawler.signals import output_failed
 from discovery_crawler.urls.normalize import twin_key
 from discovery_crawler.urls.seen import RecordPatch
 
@@ -122,8 +122,8 @@ def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> di
 
 class _GuardedFile:
     """The feed's file, whose first failed write (a full disk, a file gone read-only) is
-    handed to ``failed`` and after which nothing more is written: one line, not a
-    traceback per batch."""
+    handed to ``failed`` (the ``output_failed`` signal) and after which nothing more is
+    written: one line, not a traceback per batch."""
 
     def __init__(self, file: BinaryIO, failed: Callable[[Any, OSError], None]):
         self._file = file
@@ -158,10 +158,10 @@ class _RecordExporter(BaseItemExporter):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, file: BinaryIO, **kwargs: Any) -> Self:
-        run = run_of(crawler)
-        if run is not None:
-            file = _GuardedFile(file, run.output_failed)  # type: ignore[assignment]
-        return cls(file, **kwargs)
+        def failed(path: Any, exc: OSError) -> None:
+            crawler.signals.send_catch_log(output_failed, path=path, error=exc)
+
+        return cls(_GuardedFile(file, failed), **kwargs)  # type: ignore[arg-type]
 
     def __init__(self, file: BinaryIO, **kwargs: Any):
         super().__init__(dont_fail=True, **kwargs)

@@ -26,9 +26,15 @@ def on_sitemap(response: Any) -> None: ...
 def on_sitemap_failure(failure: Any) -> None: ...
 
 
-def walk_for(settings: dict[str, Any] | None = None, **arguments: Any) -> SitemapWalk:
+def walk_for(
+    settings: dict[str, Any] | None = None, url: str | None = None, **arguments: Any
+) -> SitemapWalk:
     # in-process: the worker process needs the crawl's reactor
-    crawler = crawler_for({"SITEMAP_PARSE_WORKER": False, **(settings or {})}, **arguments)
+    settings = {"SITEMAP_PARSE_WORKER": False, **(settings or {})}
+    if url is None:
+        crawler = crawler_for(settings, **arguments)
+    else:
+        crawler = run_crawler(url, settings, **arguments)
     run = run_for(crawler)
     run.name_site(SITE)
     return SitemapWalk(
@@ -155,17 +161,7 @@ def test_the_input_over_download_maxsize_or_a_tls_failure_is_the_runs_failure_na
         f"{SITE}/sitemap.xml is {cap} — raise -s DOWNLOAD_MAXSIZE to read it"
     )
 
-    crawler = run_crawler("example.com", {"SITEMAP_PARSE_WORKER": False})  # no scheme
-    run = run_for(crawler)
-    run.name_site(SITE)
-    walk = SitemapWalk(
-        crawler,
-        run,
-        on_robots=on_robots,
-        on_robots_failure=on_robots_failure,
-        on_sitemap=on_sitemap,
-        on_sitemap_failure=on_sitemap_failure,
-    )
+    walk = walk_for(url="example.com")  # no scheme
     robots = walk.robots_request(SITE + "/robots.txt")
     ssl = "[('SSL routines', '', 'wrong version number')]"
     failure = Failure(DownloadFailedError(f"[<Failure OpenSSL.SSL.Error: {ssl}>]"))
