@@ -29,7 +29,7 @@ def _make_folder(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
 
 
-def check_out_dir(path: Path) -> None:
+def check_out_dir(path: Path, what: str = "the out folder") -> None:
     """``path`` exists (made if missing) and a file can be created in it."""
     try:
         _make_folder(path)
@@ -37,9 +37,7 @@ def check_out_dir(path: Path) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise OutputUnwritable(
-            f"cannot write to the out folder {path}: {os_error_text(exc)}"
-        ) from None
+        raise OutputUnwritable(f"cannot write to {what} {path}: {os_error_text(exc)}") from None
 
 
 def check_feed_file(path: Path) -> None:

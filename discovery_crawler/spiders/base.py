@@ -4,6 +4,7 @@ owner (``extensions/run.py``, the ``DISCOVERY_RUN`` setting)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from discovery_crawler.arguments import (
@@ -37,11 +38,14 @@ def check_feed_formats(feeds: dict[str, Any]) -> None:
             )
 
 
-def check_outputs(options: RunOptions, feeds: dict[str, Any]) -> None:
-    """The out folder and every local feed can be written (``OutputUnwritable`` if not)."""
+def check_outputs(options: RunOptions, feeds: dict[str, Any], jobdir: str | None = None) -> None:
+    """The out folder, every local feed and the job folder (``JOBDIR``) can be written
+    (``OutputUnwritable`` if not)."""
     check_out_dir(out_dir_of(options))
     for path in local_feed_paths(feeds):
         check_feed_file(path)
+    if jobdir:
+        check_out_dir(Path(jobdir), "the job folder (JOBDIR)")
 
 
 def check_run_settings(options: RunOptions, settings: BaseSettings) -> None:

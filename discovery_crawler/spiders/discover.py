@@ -74,7 +74,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         check_run_settings(options, settings)
         if options.verify:
             verify_method(settings)
-        check_outputs(options, settings.getdict("FEEDS"))
+        check_outputs(options, settings.getdict("FEEDS"), settings.get("JOBDIR"))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:

@@ -130,3 +130,16 @@ def test_sigint_exits_3_says_interrupted_and_keeps_the_previous_state(serve, tmp
     run = json.loads((out / "_crawl-log.json").read_text())["runs"][-1]
     assert run["status"] == "interrupted"
     assert (out / "state.json").read_bytes() == baseline  # nothing removed, nothing new
+
+
+def test_an_unwritable_job_folder_is_one_line_and_exit_4(serve, discover, tmp_path):
+    server = serve(_site(tmp_path / "site", 5))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    result = discover(server.url("/"), settings={"JOBDIR": blocker / "job"})
+    assert result.returncode == 4
+    assert result.stderr.strip().splitlines() == [
+        f"error: cannot write to the job folder (JOBDIR) {blocker / 'job'}: "
+        "Not a directory (ENOTDIR)"
+    ]
+    assert server.requests == []
