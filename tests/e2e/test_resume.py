@@ -172,3 +172,24 @@ def test_a_killed_million_url_sitemap_walk_resumes_to_the_uninterrupted_inventor
     _resumed_as_uninterrupted(
         url, tmp_path, server, "-o", ["-a", "profile=massive"], seed=15, stops=(1, 19)
     )
+
+
+def test_max_pages_holds_over_the_whole_job(serve, tmp_path):
+    """``max_pages=300`` over a job killed twice: 300 pages fetched in the end, as an
+    uninterrupted run fetches, not 300 per invocation; the rest listed over the budget."""
+    server = serve(_link_site(tmp_path / "site", 3000))
+    extra = ["-a", "mode=links", "-a", "max_pages=300", "-s", "SITEMAP_CONCURRENCY=16"]
+    out, feed, job = tmp_path / "out", tmp_path / "resumed.jsonl", tmp_path / "job"
+    cmd = _command(server.url("/"), out, feed, job, "-O", extra)
+    for at in (60, 180):
+        assert _stopped(cmd, server, at, signal.SIGKILL, 0.0) == -9
+    last = subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=300)
+    assert last.returncode == 5, last.stderr.decode()[-3000:]  # bounded by max_pages
+    got, repeated = _feed(feed)
+    assert repeated == 0
+    fetched = [u for u, rec in got.items() if rec["status"] is not None]
+    assert len(fetched) == 300
+    assert all(rec["flags"] == ["over_max_pages"] for rec in got.values() if rec["status"] is None)
+    pages = {path for _, path, _ in server.requests if path.startswith("/p/")}
+    assert len(pages) <= 300 + 2 * 16  # the job's, plus what was in flight at the kills
+    assert _last_run(out)["discovery"]["crawl"]["fetched"] == 300
