@@ -112,6 +112,9 @@ DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 5
 RETRY_BACKOFF_BASE = 1.0  # seconds: the first pause of a failing host
 RETRY_BACKOFF_MAX = 30.0  # seconds: the longest pause (0 = no cap)
+# Retries for a host that has never answered (a wrong or dead address): given up after
+# these, ~3 s with the defaults, rather than after the whole back-off (0 = as RETRY_TIMES).
+RETRY_UNANSWERED_TIMES = 2
 
 # Discovery (SPEC §2, §4).
 DISCOVERY_MODE = "auto"

@@ -15,7 +15,9 @@ answer resets the count. Failures of requests that were already on their way whe
 host's last pause began are the same outage seen again: they do not grow the pause. After
 ``give_up_after`` failures in a row (``RETRY_TIMES + 1``: the host was paused as often as
 one request may be retried) the host is given up: no more pauses, and its requests that
-fail are not retried, until it answers again.
+fail are not retried, until it answers again. A host that has never answered is given up
+sooner, after ``give_up_unanswered`` (``RETRY_UNANSWERED_TIMES + 1``): a wrong or dead
+address is said in seconds, not after the whole back-off an outage mid-crawl deserves.
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ class HostState:
     pause_seconds: float = 0.0  # time added to the host's wait by its pauses
     given_up: int = 0  # times it was given up
     recovered: int = 0  # times it answered again after failing
+    answered_once: bool = False  # it answered at least once (see give_up_unanswered)
 
     @property
     def crawl_delay(self) -> float | None:
@@ -170,6 +173,7 @@ class HostIntervals:
         backoff_base: float = 0.0,
         backoff_max: float = 0.0,
         give_up_after: int = 0,
+        give_up_unanswered: int = 0,
     ):
         self.interval = max(0.0, interval)
         self.max_crawl_delay = max(0.0, max_crawl_delay)
@@ -179,6 +183,7 @@ class HostIntervals:
         self.backoff_base = max(0.0, backoff_base)
         self.backoff_max = max(0.0, backoff_max)
         self.give_up_after = max(0, give_up_after)  # 0: never
+        self.give_up_unanswered = max(0, give_up_unanswered)  # 0: as give_up_after
         self.hosts: dict[str, HostState] = {}
 
     def state(self, host: str) -> HostState:
@@ -245,7 +250,10 @@ class HostIntervals:
         state.longest_streak = max(state.longest_streak, state.failures)
         if self.backoff_base <= 0:  # back-off off: retried at once, as Scrapy does
             return HostFailure(host, state.failures, 0.0, True, False, False)
-        if self.give_up_after and state.failures >= self.give_up_after:
+        limit = self.give_up_after
+        if self.give_up_unanswered and not state.answered_once:
+            limit = min(limit, self.give_up_unanswered) if limit else self.give_up_unanswered
+        if limit and state.failures >= limit:
             given_up = not state.down
             state.down = True
             state.given_up += given_up
@@ -263,8 +271,9 @@ class HostIntervals:
     def answered(self, host: str) -> bool:
         """``host`` answered (a response that is no failure): its streak ends, a host given
         up is tried again. True when it was failing. A pause under way is not cut short."""
-        state = self.hosts.get(host)
-        if state is None or not state.failures:
+        state = self.state(host)
+        state.answered_once = True
+        if not state.failures:
             return False
         state.failures = 0
         state.pause = 0.0

@@ -200,7 +200,9 @@ class DiscoveryRun:
         pages = crawl.fetched if crawl is not None else 0
         if not fetched and (robots.get("status") is None) and not pages:
             refusals = [r.get("reason") for r in crawl.refusals.items] if crawl else []
-            errors = [a.error for a in attempts if a.error] or [robots.get("error"), *refusals]
+            # robots.txt's own error first: when it failed, the attempts after it were
+            # only refused for that (fail closed), which says less
+            errors = [robots.get("error"), *(a.error for a in attempts if a.error), *refusals]
             errors = [e for e in errors if e]
             record.failure = record.input_failure or (
                 f"site unreachable: {errors[0] if errors else 'no response'}"

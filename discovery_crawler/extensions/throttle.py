@@ -110,6 +110,11 @@ class HostThrottle:
             backoff_max=valid_seconds(settings.getfloat("RETRY_BACKOFF_MAX", 30.0)) or 0.0,
             # as many pauses as one request may be retried (none given: never give up)
             give_up_after=(times + 1) if (times := settings.getint("RETRY_TIMES")) > 0 else 0,
+            give_up_unanswered=(
+                (unanswered + 1)
+                if (unanswered := settings.getint("RETRY_UNANSWERED_TIMES")) > 0
+                else 0
+            ),
         )
         # Slots of failing hosts, sending one request at a time: key -> (slot, concurrency).
         self._held: dict[str, tuple[Slot, int]] = {}
@@ -219,7 +224,11 @@ class HostThrottle:
         already on its way when the current pause began (old news of the host)."""
         host = _host(request)
         state = self.intervals.hosts.get(host)
-        if state is None or self._on_their_way.pop(request, None) == (host, state.round):
+        if state is None:
+            self.intervals.answered(host)  # remembered: it is no dead address
+            return
+        state.answered_once = True
+        if self._on_their_way.pop(request, None) == (host, state.round):
             return
         streak = state.failures
         if not self.intervals.answered(host):

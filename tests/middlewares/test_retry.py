@@ -82,6 +82,7 @@ def test_a_refused_connection_is_retried_once_its_host_has_paused():
 def test_each_failure_in_a_row_doubles_the_pause_and_an_answer_resets_it():
     _, mw, throttle = build(RETRY_BACKOFF_BASE=1.0, RETRY_BACKOFF_MAX=4.0)
     state = throttle.intervals.state(HOST)
+    assert answer(mw, Request(f"{U}/")).status == 200  # a host that answered: no early give-up
     pauses = []
     for path in ("/a", "/b", "/c", "/d"):
         assert refused(mw, Request(U + path)) is not None
@@ -246,3 +247,14 @@ def test_failures_that_ended_before_the_pause_began_do_not_grow_it():
     throttle.request_left_downloader(probe, crawler.spider)  # sent after the pause
     refused(mw, probe)
     assert (state.failures, state.pause) == (2, 2.0)
+
+
+def test_a_host_that_never_answered_is_given_up_after_retry_unanswered_times():
+    """A dead or wrong address: given up after RETRY_UNANSWERED_TIMES + 1 failures (3 by
+    default, ~3 s of pauses), not after the back-off a host failing mid-crawl gets."""
+    _, mw, throttle = build(RETRY_BACKOFF_BASE=1.0, RETRY_UNANSWERED_TIMES=2)
+    state = throttle.intervals.state(HOST)
+    for path in ("/a", "/b"):
+        assert refused(mw, Request(U + path)) is not None  # retried, after a pause
+    assert refused(mw, Request(U + "/c")) is None  # the third failure: given up, final
+    assert state.down and state.pauses == 2  # 1 s, then 2 s
