@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -43,6 +44,13 @@ def realdata(*parts: str) -> Path:
             pytest.fail(f"{message}; in CI this is a failure, not a skip")
         pytest.skip(f"{message}; outside CI such tests skip")
     return path
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now (tests never name a fixed port)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from discovery_crawler.arguments import (
     validate_url,
 )
 from discovery_crawler.profiles import available_profiles, load_profile
+from tests.conftest import free_port
 
 PROFILES = available_profiles()
 
@@ -185,14 +186,15 @@ def test_a_url_over_urllength_limit_is_refused_with_its_length_and_the_limit():
 
 
 def test_the_tls_failure_of_a_url_given_without_a_scheme_suggests_http():
-    typed = RunOptions.from_arguments({"url": "127.0.0.1:8443/docs/"}, PROFILES)
-    assert typed.scheme_added and typed.url == "https://127.0.0.1:8443/docs/"
-    assert tls_failure_text(typed, "https://127.0.0.1:8443/robots.txt", "wrong version number") == (
-        "TLS handshake failed with https://127.0.0.1:8443/ (wrong version number) — if the "
-        "site serves plain HTTP, try -a url=http://127.0.0.1:8443/docs/"
+    host = f"127.0.0.1:{free_port()}"
+    typed = RunOptions.from_arguments({"url": f"{host}/docs/"}, PROFILES)
+    assert typed.scheme_added and typed.url == f"https://{host}/docs/"
+    assert tls_failure_text(typed, f"https://{host}/robots.txt", "wrong version number") == (
+        f"TLS handshake failed with https://{host}/ (wrong version number) — if the "
+        f"site serves plain HTTP, try -a url=http://{host}/docs/"
     )
-    given_https = RunOptions.from_arguments({"url": "https://127.0.0.1:8443/"}, PROFILES)
+    given_https = RunOptions.from_arguments({"url": f"https://{host}/"}, PROFILES)
     assert not given_https.scheme_added
-    assert tls_failure_text(given_https, "https://127.0.0.1:8443/", "x") == (
-        "TLS handshake failed with https://127.0.0.1:8443/ (x)"
+    assert tls_failure_text(given_https, f"https://{host}/", "x") == (
+        f"TLS handshake failed with https://{host}/ (x)"
     )

@@ -10,8 +10,9 @@ from discovery_crawler.arguments import RunOptions
 from discovery_crawler.profiles import available_profiles
 from discovery_crawler.retries import RetrySummary
 from discovery_crawler.run_record import RunRecord
+from tests.conftest import free_port
 
-U = "http://127.0.0.1:1"
+U = f"http://127.0.0.1:{free_port()}"
 
 
 def test_nothing_retried_nothing_said():

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from discovery_crawler.outcomes import EXIT_CODES
-from tests.conftest import ROOT
+from tests.conftest import ROOT, free_port
 
 
 def _site(root: Path, pages: int) -> Path:
@@ -46,12 +46,7 @@ def test_a_limit_that_stops_the_run_exits_5_and_never_says_completed(serve, disc
 
 
 def test_an_unreachable_site_exits_1(discover):
-    import socket
-
-    with socket.socket() as sock:  # a free loopback port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    result = discover(f"http://127.0.0.1:{port}/")
+    result = discover(f"http://127.0.0.1:{free_port()}/")
     assert result.returncode == 1
     assert result.run["status"] == "failed"
 

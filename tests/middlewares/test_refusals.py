@@ -12,11 +12,11 @@ from scrapy.utils.test import get_crawler
 
 from discovery_crawler.extensions.run import run_of
 from discovery_crawler.middlewares.refusals import RefusalMiddleware
-from tests.conftest import run_crawler
+from tests.conftest import free_port, run_crawler
 from tests.refusal_site import PDF, SHELL, SHORT
 
 MW = "discovery_crawler.middlewares.refusals.RefusalMiddleware"
-U = "http://127.0.0.1:1"
+U = f"http://127.0.0.1:{free_port()}"  # nothing listens: never reached
 
 
 # -- in process ------------------------------------------------------------------------------

@@ -18,10 +18,10 @@ from scrapy.http import HtmlResponse
 from discovery_crawler.extensions.run import DiscoveryRun, run_of
 from discovery_crawler.extensions.throttle import HostThrottle
 from discovery_crawler.middlewares.retry import BackoffRetryMiddleware
-from tests.conftest import run_crawler
+from tests.conftest import free_port, run_crawler
 
 HOST = "127.0.0.1"
-U = f"http://{HOST}:1"
+U = f"http://{HOST}:{free_port()}"  # nothing listens: never reached
 
 
 def build(extensions: dict[Any, int] | None = None, **settings: Any):

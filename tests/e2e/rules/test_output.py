@@ -7,11 +7,11 @@ from __future__ import annotations
 import csv
 import json
 import re
-import socket
 from typing import Any
 
 import pytest
 
+from tests.conftest import free_port
 from tests.e2e.rules.conftest import (
     assert_completed,
     by_url,
@@ -90,12 +90,6 @@ def test_batches_of_discovery_batch_size(site, discover):
 
 
 # -- 20. unreachable host ------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_unreachable_host_fails_cleanly(discover):
     """Nothing listening: exit status 1, crawl log status failed with the reason, a
     one-line FAILED summary and no traceback."""
