@@ -27,7 +27,6 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.utils.defer import deferred_from_coro
 
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.output.feed_lines import worked_entries
@@ -163,11 +162,7 @@ class StatePipeline(BatchStage):
         record.failure = f"refused: {message}"
         state.abandon()
         self.state = self.run.state = None
-        # Scheduled, not awaited: closing waits for this very item to leave the pipeline.
-        self.closing = deferred_from_coro(
-            self.crawler.engine.close_spider_async(reason="state_origin_mismatch")
-        )
-        self.closing.addErrback(lambda failure: logger.error("could not stop: %s", failure))
+        self.run.stop("state_origin_mismatch")
 
     def _write_preview(self, status: int | None = None) -> None:
         preview, record = self.preview, self.record
