@@ -154,6 +154,8 @@ def input_failure(
     sitemap given, its site's robots.txt) failed for a reason better named than "site
     unreachable": a TLS handshake (``tls_failure_text``), a document over DOWNLOAD_MAXSIZE
     (``maxsize`` when Scrapy's words do not say it). None for any other failure."""
+    if getattr(exc, "rule", None) and type(exc).__name__ == "SSRFRefused":
+        return str(exc)  # refused by the SSRF guard: <url>: <why> (middlewares/ssrf.py)
     tls = tls_failure_reason(exc)
     if tls is not None:
         return tls_failure_text(options, url, tls)

@@ -674,6 +674,8 @@ def failure_text(exc: BaseException, maxsize: int = 0) -> str:
     if kind in ("timeout", "connection refused"):
         return f"{kind}: {message}"
     if kind == "refused":
+        if message.startswith("refused by the SSRF guard"):
+            return message  # it says what refused it
         return f"{type(exc).__name__}: {message}"
     return message
 

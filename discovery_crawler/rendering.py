@@ -116,6 +116,14 @@ def plan_render(mode: str, settings: Mapping[str, Any] | Settings | None = None)
         raise ValueError(f"render={mode!r}; expected one of {', '.join(RENDER_MODES)}")
     if mode == "never":
         return RenderPlan(mode, "never")
+    if str(_get(settings, "SSRF_GUARD_ENABLED", False)).strip().lower() in ("true", "1", "yes"):
+        # Chromium resolves and connects on its own, past the guard's checks and pins.
+        why = "the SSRF guard is on (the browser would connect past its checks)"
+        if mode == "always":
+            raise RenderUnavailable(f"render=always is not available: {why}")
+        return RenderPlan(
+            mode, "never", note=f"render=auto: {why}; JavaScript shells are reported as refusals"
+        )
     why = _missing(settings)
     if why is not None:
         if mode == "always":

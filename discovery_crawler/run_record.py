@@ -112,6 +112,7 @@ class RunRecord:
         # The robots middleware's summary (policies by origin, disallowed URLs with rule).
         self.robots_summary: Any = None  # middlewares/robots.RobotsSummary, when it ran
         self.refusals: Any = None  # refusals.RefusalSummary, set by the refusal middleware
+        self.ssrf: Any = None  # middlewares/ssrf.SSRFSummary, when the SSRF guard is on
         self.selection: Any = None  # selection.selector.Selection, set by the score stage
         self.groups: Any = None  # selection.groups.Groups, set by pipelines/groups.py
         self.tree: Any = None  # selection.tree.PathTree, set by pipelines/groups.py
@@ -260,6 +261,7 @@ class RunRecord:
                 **({"crawl": self.crawl.as_dict()} if self.crawl is not None else {}),
             },
             "refusals": self.refusals.as_dict() if self.refusals is not None else None,
+            **({"ssrf": self.ssrf.as_dict()} if self.ssrf is not None else {}),
             "verify": self.verify.as_dict() if self.verify is not None else None,
             "throttle": self.throttle.as_dict() if self.throttle is not None else None,
             "retries": self.retries.as_dict() if self.retries is not None else None,

@@ -50,6 +50,10 @@ ITEM_PIPELINES = {
     "discovery_crawler.pipelines.crawl_log.CrawlLogPipeline": 900,
 }
 DOWNLOADER_MIDDLEWARES = {
+    # First of all (SSRF_GUARD_ENABLED): a request to a non-public address, another port,
+    # scheme or origin is refused before robots.txt is asked or anything is sent; it pins
+    # each name's checked address in the reactor's resolver (middlewares/ssrf.py).
+    "discovery_crawler.middlewares.ssrf.SSRFGuardMiddleware": 50,
     # Before retry (550) and redirect (600): a request robots.txt forbids never reaches
     # the throttle or the network. Replaces Scrapy's RobotsTxtMiddleware (RFC 9309 here:
     # 5xx fails closed, Crawl-delay kept, the blocking rule named).
@@ -164,7 +168,18 @@ BFS_MAX_DEPTH_LIMIT = 0  # a profile's cap on -a max_depth (service: 5); 0 = non
 # links_capped and listed (discovery.crawl.links_capped). 0 = all (service: 1,000).
 LINKS_PER_PAGE_MAX = 0
 SELECTION_CAP = 5
+# The SSRF guard (middlewares/ssrf.py; on in profile service): requests only to http(s)
+# URLs without credentials, on SSRF_ALLOWED_PORTS, whose host is (or resolves, once, to) a
+# globally reachable address or one in SSRF_ALLOWED_NETWORKS (CIDR blocks, e.g.
+# ["127.0.0.1/32"] for a local test server). SSRF_SAME_ORIGIN: redirects, robots.txt
+# Sitemap: lines and index children on another origin than the input's are refused or
+# skipped (service). SSRF_TEST_RESOLUTIONS (tests only): {"name": ["address", ...]}
+# answers lookups from the table, one answer per lookup (the last repeats), never DNS.
 SSRF_GUARD_ENABLED = False
+SSRF_ALLOWED_PORTS = [80, 443]
+SSRF_ALLOWED_NETWORKS: list[str] = []
+SSRF_SAME_ORIGIN = False
+SSRF_TEST_RESOLUTIONS: dict[str, list[str]] = {}
 ROBOTS_FAIL_CLOSED = True  # robots.txt 5xx/429/timeout/unreachable blocks the origin
 
 # -a verify=1 (SPEC §3, crawling/verify.py): how each sitemap-listed page is asked. HEAD

@@ -1,6 +1,6 @@
 """service — multi-tenant backend: bounded, fail-closed, resumable.
 
-SSRF guard on, robots fail-closed, max_pages ≤ 1000 (default 500), max_depth ≤ 5
+SSRF guard on (same origin only), robots fail-closed, max_pages ≤ 1000 (default 500), max_depth ≤ 5
 (default 3), at most 20 sitemap documents and 1,000 discovered URLs, at most 1,000 links
 read on one page, preview file.
 """
@@ -15,5 +15,6 @@ BFS_MAX_DEPTH = 3
 BFS_MAX_DEPTH_LIMIT = 5
 LINKS_PER_PAGE_MAX = 1_000
 SSRF_GUARD_ENABLED = True
+SSRF_SAME_ORIGIN = True  # the seed: "same origin only, including redirects and sitemap locations"
 ROBOTS_FAIL_CLOSED = True
 PREVIEW_ENABLED = True

@@ -29,6 +29,7 @@ from discovery_crawler.outcomes import (
     exit_code,
 )
 from discovery_crawler.output.writable import OutputUnwritable
+from discovery_crawler.profiles import load_profile
 from discovery_crawler.rendering import RenderUnavailable, plan_render
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class Command(ScrapyCrawlCommand):
             validate(opts.spargs, self.settings)
             render = opts.spargs.get("render")
             if render is not None:
-                self._plan_render(str(render).strip().lower())
+                self._plan_render(str(render).strip().lower(), opts.spargs.get("profile"))
         except ArgumentError as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(BAD_ARGUMENTS) from None
@@ -59,11 +60,14 @@ class Command(ScrapyCrawlCommand):
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(EXIT_CODES[OUTPUT_FAILED]) from None
 
-    def _plan_render(self, mode: str) -> None:
+    def _plan_render(self, mode: str, profile: str | None = None) -> None:
         """``-a render=`` becomes ``RENDER_MODE`` (read by ``rendering.RenderAddon``); a
         browser asked for and missing is a bad argument, said in one line."""
+        settings = self.settings.copy()
+        if profile:  # the profile's SSRF guard decides too (-s still wins over it)
+            settings.setdict(load_profile(profile), priority="spider")
         try:
-            plan_render(mode, self.settings)
+            plan_render(mode, settings)
         except (RenderUnavailable, ValueError) as exc:
             raise ArgumentError("render", str(exc)) from None
         self.settings.set("RENDER_MODE", mode, priority="cmdline")

@@ -69,6 +69,8 @@ from discovery_crawler.crawling.extract import anchor_text, iter_links, scan_htm
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.refusals import API_PROBE
 from discovery_crawler.middlewares.robots import RobotsDisallowed
+from discovery_crawler.middlewares.ssrf import FLAG as SSRF_FLAG
+from discovery_crawler.middlewares.ssrf import SSRFRefused
 from discovery_crawler.refusals import classify_response
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import FILE_KINDS, answer_kind, fetch_decides, url_kind
@@ -203,6 +205,9 @@ def failure_refusal(failure: Failure) -> dict[str, Any]:
             return {"class": kind, "reason": f"{exc.rule} (robots.txt got no answer)"}
         # not fetched, not refused: listed with the rule that blocked it
         return {"class": "robots", "reason": f"robots.txt: {exc.rule}", "rule": exc.rule}
+    if isinstance(exc, SSRFRefused):
+        # not fetched, and never will be: listed with the guard's rule
+        return {"class": "ssrf", "reason": text, "rule": exc.rule}
     if isinstance(exc, IgnoreRequest):
         return {"class": "ignored", "reason": text}
     if "Timeout" in name or "timed out" in text.lower():
@@ -257,6 +262,10 @@ class LinkCrawl:
         self.url_max_length = settings.getint("URLLENGTH_LIMIT", 2083)
         self.redirect_max_times = settings.getint("REDIRECT_MAX_TIMES", 20)
         self.download_maxsize = settings.getint("DOWNLOAD_MAXSIZE")
+        # SSRF_SAME_ORIGIN under the guard: a seed redirected elsewhere does not move the site
+        self.same_origin = settings.getbool("SSRF_GUARD_ENABLED") and settings.getbool(
+            "SSRF_SAME_ORIGIN"
+        )
         # A page's links are admitted, and leave as batches, DISCOVERY_BATCH_SIZE at a
         # time: a page of 200,000 links never holds them all (their records, or lxml's
         # tree of them). LINKS_PER_PAGE_MAX: links read on one page (0 = all); the rest
@@ -689,9 +698,18 @@ class LinkCrawl:
             return
         rec["redirected_to"] = target
         depth = meta.get("depth", 0)
-        if depth == 0 and meta.get("via") == "seed":
-            self._bfs_seed_moved(target, url)
         chain = [*meta.get("redirect_urls", ()), response.url]
+        if depth == 0 and meta.get("via") == "seed":
+            site = self.record.site_origin
+            if self.same_origin and site and origin_of(target) != site:
+                # Same origin only (the SSRF guard, profile service): the site stays where
+                # it was given; the target is asked so that the guard refuses and records it.
+                follow = {"via": "redirect", "found_on": url, "anchor": None}
+                follow["redirect_urls"] = chain
+                self.account.requested += 1
+                requests.append(self._bfs_request(target, depth, follow))
+                return
+            self._bfs_seed_moved(target, url)
         if target == url or self._bfs_in_chain(target, chain):
             flags.append("redirect_loop")
             rec["flags"] = flags
@@ -987,6 +1005,9 @@ class LinkCrawl:
             yield self._bfs_batch(url, [rec], rec["source"])
             return
         rec["refusal"] = refusal
+        if refusal.get("class") == "ssrf":  # the record says why it was never fetched
+            rec["flags"] = [SSRF_FLAG]
+            self.account.not_fetched[SSRF_FLAG] += 1
         self.account.refused(url, refusal, rec["found_on"])
         self.crawler.stats.inc_value(f"links/refusals/{refusal.get('class')}")
         self._bfs_wrote(rec)

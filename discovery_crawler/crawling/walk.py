@@ -38,6 +38,7 @@ from discovery_crawler.sitemaps.expected import ExpectedUrls
 from discovery_crawler.sitemaps.facts import RunContext, split_column
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
 from discovery_crawler.sitemaps.worker import ParseWorker, WorkerFailed
+from discovery_crawler.urls.addresses import url_origin
 from discovery_crawler.urls.normalize import (
     HOST_FIRST,
     UrlError,
@@ -118,6 +119,12 @@ class SitemapWalk:
         self.worker_lines = settings.getbool("SITEMAP_WORKER_LINES")
         self.worker_early = settings.getbool("SITEMAP_WORKER_EARLY")
         self.conventional_paths = settings.getlist("SITEMAP_CONVENTIONAL_PATHS")
+        # SSRF_SAME_ORIGIN under the guard: robots.txt Sitemap: lines and index children
+        # on another origin than the input's are skipped (recorded), never requested.
+        self.same_origin = settings.getbool("SSRF_GUARD_ENABLED") and settings.getbool(
+            "SSRF_SAME_ORIGIN"
+        )
+        self.input_origin = url_origin(self.options.url)
         self._parse_slots: asyncio.Semaphore | None = None
         self._worker: ParseWorker | None = None
         self._worker_failure_said = False
@@ -291,6 +298,14 @@ class SitemapWalk:
             record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "urls"})
             return None
         site = record.site_origin
+        if self.same_origin and source in ("index", "robots") and not self._on_input_origin(url):
+            # Same origin only (the SSRF guard, profile service): never asked, said why
+            why = f"on another origin ({origin_of(url)}); same origin only (SSRF_SAME_ORIGIN)"
+            attempt = SitemapAttempt(url, source, parent, depth, note=note)
+            attempt.error = why + ", not fetched"
+            record.attempts[url] = attempt
+            record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "other_origin"})
+            return None
         if source == "index" and site and parent:
             origin = origin_of(url)
             if origin != site and origin != origin_of(parent):
@@ -316,6 +331,10 @@ class SitemapWalk:
                 "dont_obey_robots": self.options.input_kind == "sitemap",
             },
         )
+
+    def _on_input_origin(self, url: str) -> bool:
+        """``url`` is on the input's origin (the one origin a same-origin run may ask)."""
+        return url_origin(url) == self.input_origin
 
     def _url_limit_reached(self) -> bool:
         return bool(self.max_urls) and self.record.counts["unique"] >= self.max_urls

@@ -99,6 +99,13 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
             f"robots.txt: {state}; {len(robots.get('sitemaps') or [])} sitemap(s) advertised"
         )
     lines.extend(robots_policy_lines(record))
+    ssrf = getattr(record, "ssrf", None)
+    if ssrf is not None:  # the SSRF guard: one line per refusal (the first few)
+        lines.extend(ssrf.lines())
+    skipped = [s for s in record.skipped_sitemaps.items if s.get("reason") == "other_origin"]
+    if skipped:
+        urls = ", ".join(s["url"] for s in skipped[:3])
+        lines.append(f"sitemaps on another origin, not fetched (same origin only): {urls}")
     refusals = record.refusals.line() if record.refusals is not None else ""
     if refusals:
         lines.append(refusals)

@@ -1,0 +1,219 @@
+"""``middlewares/ssrf.py``: the guard's decisions, its records, and the resolver that
+resolves each name once and pins the checked address. No DNS and no packet: the test
+resolver (``SSRF_TEST_RESOLUTIONS``) or a fake backend answers every lookup."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from twisted.internet import defer
+
+from discovery_crawler.extensions.run import run_of
+from discovery_crawler.middlewares.ssrf import (
+    GuardedResolver,
+    SSRFBlocked,
+    SSRFGuardMiddleware,
+    SSRFRefused,
+)
+from discovery_crawler.urls.addresses import AddressPolicy
+from tests.conftest import run_crawler
+from tests.urls.test_addresses import HOSTILE
+
+
+class Backend:
+    """The resolver the guard wraps: counts what it is asked, answers from a table."""
+
+    def __init__(self, answers: dict[str, str] | None = None):
+        self.answers = answers or {}
+        self.asked: list[str] = []
+
+    def getHostByName(self, name: str, timeout: Any = ()) -> defer.Deferred[str]:
+        self.asked.append(name)
+        return defer.succeed(self.answers[name])
+
+
+def guard(
+    url: str = "https://example.com/", backend: Backend | None = None, **settings: Any
+) -> tuple[SSRFGuardMiddleware, Backend]:
+    backend = backend or Backend()
+    crawler = run_crawler(url, settings={"SSRF_GUARD_ENABLED": True, **settings})
+    return SSRFGuardMiddleware(crawler, resolver=GuardedResolver(backend)), backend
+
+
+def ask(mw: SSRFGuardMiddleware, url: str, **meta: Any) -> Exception | None:
+    try:
+        asyncio.run(mw.process_request(Request(url, meta=meta)))
+    except SSRFRefused as exc:
+        return exc
+    return None
+
+
+def test_off_unless_enabled():
+    with pytest.raises(NotConfigured):
+        SSRFGuardMiddleware(run_crawler(), resolver=GuardedResolver(Backend()))
+
+
+def requestable(url: str) -> bool:
+    try:
+        Request(url)
+    except ValueError:
+        return False
+    return True
+
+
+# Scrapy makes no Request of some (javascript:, data:, [::zz]): nothing to guard there.
+REQUESTS = [(url, rule) for url, rule in HOSTILE if requestable(url)]
+
+
+@pytest.mark.parametrize(("url", "rule"), REQUESTS, ids=[u for u, _ in REQUESTS])
+def test_the_hostile_matrix_is_refused_before_any_lookup(url, rule):
+    mw, backend = guard()
+    refused = ask(mw, url, page_fetch=True, found_on="https://example.com/")
+    assert isinstance(refused, SSRFRefused) and refused.rule == rule
+    assert backend.asked == [] and mw.resolver.queries == {}  # no lookup, no connection
+    [entry] = mw.summary.refused.items
+    assert entry["url"] == Request(url).url and entry["rule"] == rule
+    assert entry["request"] == "page" and entry["found_on"] == "https://example.com/"
+    assert str(refused).startswith("refused by the SSRF guard: ")
+
+
+@pytest.mark.parametrize(
+    ("answer", "rule"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("100.100.100.200", "cgnat"),
+        ("169.254.169.254", "link_local"),
+        ("0.0.0.0", "unspecified"),
+        ("192.0.2.10", "documentation"),
+        ("::ffff:192.168.0.1", "private"),
+        ("fd00::1", "ula"),
+    ],
+)
+def test_a_name_resolving_to_a_non_public_address_is_refused(answer, rule):
+    mw, _ = guard(SSRF_TEST_RESOLUTIONS={"internal.example": [answer]})
+    refused = ask(mw, "https://internal.example/")
+    assert isinstance(refused, SSRFRefused) and refused.rule == rule
+    assert f"internal.example resolves to {answer}" in refused.reason or rule == "private"
+    assert mw.resolver.queries == {"internal.example": 1}
+    # the connection, should one ask, is refused by the resolver too
+    failure = []
+    mw.resolver.getHostByName("internal.example").addErrback(failure.append)
+    assert failure and failure[0].check(SSRFBlocked)
+    assert mw.resolver.queries == {"internal.example": 1}  # the refusal is remembered
+
+
+def test_the_checked_address_is_pinned_no_rebinding():
+    """A name that answers a public (here: allow-listed) address first and a private one
+    second: the connection gets the first, the one that was checked; one lookup."""
+    mw, _ = guard(
+        SSRF_TEST_RESOLUTIONS={"rebind.example": ["127.0.0.1", "10.0.0.1"]},
+        SSRF_ALLOWED_NETWORKS=["127.0.0.1/32"],
+    )
+    assert ask(mw, "https://rebind.example/") is None
+    got: list[str] = []
+    for _ in range(3):  # the connection's lookups, and a second request's
+        mw.resolver.getHostByName("rebind.example").addCallback(got.append)
+    assert ask(mw, "https://rebind.example/other") is None
+    assert got == ["127.0.0.1"] * 3
+    assert mw.resolver.queries == {"rebind.example": 1}
+    assert mw.summary.as_dict()["resolved"] == {"rebind.example": "127.0.0.1"}
+
+
+def test_without_pinning_the_second_answer_would_be_refused():
+    """The same table asked twice without the pin: the second answer is refused — what
+    the pin prevents the connection from ever seeing."""
+    resolver = GuardedResolver(Backend())
+    policy = AddressPolicy(networks=(__import__("ipaddress").ip_network("127.0.0.1/32"),))
+    resolver.guard(policy, {"rebind.example": ["127.0.0.1", "10.0.0.1"]})
+    first: list[str] = []
+    resolver.resolve("rebind.example").addCallback(first.append)
+    resolver.pins.clear()  # what a resolver without pins does
+    second: list[Any] = []
+    resolver.resolve("rebind.example").addErrback(second.append)
+    assert first == ["127.0.0.1"]
+    assert second[0].value.refused.rule == "private"
+
+
+def test_concurrent_requests_for_a_name_share_one_lookup():
+    pending: defer.Deferred[str] = defer.Deferred()
+
+    class Slow(Backend):
+        def getHostByName(self, name: str, timeout: Any = ()) -> defer.Deferred[str]:
+            self.asked.append(name)
+            return pending
+
+    backend = Slow()
+    resolver = GuardedResolver(backend)
+    resolver.guard(AddressPolicy())
+    got: list[str] = []
+    for _ in range(3):
+        resolver.resolve("example.com").addCallback(got.append)
+    pending.callback("93.184.215.14")
+    assert got == ["93.184.215.14"] * 3 and backend.asked == ["example.com"]
+
+
+def test_a_dns_failure_is_left_to_the_connection_and_not_pinned():
+    mw, _ = guard(SSRF_TEST_RESOLUTIONS={"other.example": ["8.8.8.8"]})
+    assert ask(mw, "https://missing.example/") is None  # the connection's lookup fails
+    assert "missing.example" not in mw.resolver.pins and mw.summary.refused.count == 0
+
+
+def test_without_a_guard_the_resolver_is_the_one_it_wraps():
+    backend = Backend({"localhost": "127.0.0.1"})
+    resolver = GuardedResolver(backend)
+    got: list[str] = []
+    resolver.getHostByName("localhost").addCallback(got.append)
+    assert got == ["127.0.0.1"] and backend.asked == ["localhost"]
+    resolver.guard(AddressPolicy())
+    resolver.unguard()
+    resolver.getHostByName("localhost").addCallback(got.append)
+    assert got == ["127.0.0.1"] * 2
+
+
+def test_same_origin_refuses_a_redirect_to_another_origin():
+    mw, _ = guard(
+        "https://example.com/",
+        SSRF_SAME_ORIGIN=True,
+        SSRF_TEST_RESOLUTIONS={"example.com": ["93.184.215.14"], "cdn.example": ["8.8.8.8"]},
+    )
+    assert ask(mw, "https://example.com/sitemap.xml") is None
+    refused = ask(
+        mw, "https://cdn.example/sitemap.xml", redirect_urls=["https://example.com/sitemap.xml"]
+    )
+    assert refused.rule == "other_origin"
+    assert "cdn.example" not in mw.resolver.queries  # never even resolved
+    [entry] = mw.summary.refused.items
+    assert entry["redirected_from"] == "https://example.com/sitemap.xml"
+    assert ask(mw, "http://example.com/").rule == "other_origin"  # scheme is origin too
+    assert ask(mw, "https://example.com:8443/").rule == "port"  # the port rule says it first
+
+
+def test_the_run_record_and_the_summary_carry_the_refusals():
+    mw, _ = guard(SSRF_ALLOWED_PORTS=[80, 443, 8080])
+    for url, _ in REQUESTS[:8]:
+        ask(mw, url)
+    record = run_of(mw.crawler).record
+    assert record.ssrf is mw.summary
+    logged = record.as_dict()["ssrf"]
+    assert logged["allowed_ports"] == [80, 443, 8080] and logged["refused"]["count"] == 8
+    assert logged["rules"] == {"scheme": 5, "credentials": 3}
+    lines = mw.summary.lines()
+    assert (
+        lines[0]
+        == "refused by the SSRF guard: file:///etc/passwd: scheme file: only http and https"
+    )
+    assert lines[-1] == (
+        "refused by the SSRF guard: 3 more (5 scheme, 3 credentials; see ssrf.refused)"
+    )
+    assert len(lines) == 6 and mw.crawler.stats.get_value("ssrf/refused/scheme") == 5
+    assert len(REQUESTS) >= 50
+
+
+def test_a_bad_allow_list_is_said_in_one_line():
+    with pytest.raises(ValueError, match="SSRF_ALLOWED_NETWORKS"):
+        guard(SSRF_ALLOWED_NETWORKS=["not-a-network"])
