@@ -674,8 +674,8 @@ def failure_text(exc: BaseException, maxsize: int = 0) -> str:
     if kind in ("timeout", "connection refused"):
         return f"{kind}: {message}"
     if kind == "refused":
-        if message.startswith("refused by the SSRF guard"):
-            return message  # it says what refused it
+        if message.startswith("refused by the SSRF guard") and hasattr(exc, "reason"):
+            return f"refused by the SSRF guard: {exc.reason}"  # the URL is the attempt's
         return f"{type(exc).__name__}: {message}"
     return message
 

@@ -72,6 +72,13 @@ def serve():
         server.stop()
 
 
+def ssrf_allow(*origins: str) -> dict[str, str]:
+    """The explicit allow-list through which a crawl under the SSRF guard (profile
+    service) reaches the tests' own loopback servers: 127.0.0.1 and their ports."""
+    ports = ",".join(["80", "443", *(o.rpartition(":")[2].strip("/") for o in origins)])
+    return {"SSRF_ALLOWED_NETWORKS": "127.0.0.1/32", "SSRF_ALLOWED_PORTS": ports}
+
+
 def serve_pages_sitemap(serve: Any, root: Path, count: int) -> str:
     """Serve ``root`` with a ``sitemap.xml`` listing ``/p-0/`` … ``/p-{count - 1}/``; its URL."""
     root.mkdir(parents=True, exist_ok=True)

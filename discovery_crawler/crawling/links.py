@@ -702,12 +702,7 @@ class LinkCrawl:
         if depth == 0 and meta.get("via") == "seed":
             site = self.record.site_origin
             if self.same_origin and site and origin_of(target) != site:
-                # Same origin only (the SSRF guard, profile service): the site stays where
-                # it was given; the target is asked so that the guard refuses and records it.
-                follow = {"via": "redirect", "found_on": url, "anchor": None}
-                follow["redirect_urls"] = chain
-                self.account.requested += 1
-                requests.append(self._bfs_request(target, depth, follow))
+                self._bfs_seed_refused(target, url, rec)
                 return
             self._bfs_seed_moved(target, url)
         if target == url or self._bfs_in_chain(target, chain):
@@ -816,6 +811,25 @@ class LinkCrawl:
             summary.add(found)
             self.crawler.stats.inc_value("refusals/login")
         return found
+
+    def _bfs_seed_refused(self, target: str, url: str, rec: dict[str, Any]) -> None:
+        """Same origin only (the SSRF guard, profile service): the seed redirected to
+        another origin, which is not asked and does not become the site; the seed's record
+        carries the refusal (its target is no page of the site), as the guard's list does."""
+        why = f"{origin_of(target)} is not the site's origin {self.record.site_origin}"
+        why += " (same origin only)"
+        text = f"refused by the SSRF guard: {target}: {why}"
+        refusal = {"class": "ssrf", "reason": text, "rule": "other_origin"}
+        rec["refusal"] = refusal
+        rec["flags"] = [*(rec.get("flags") or ()), SSRF_FLAG]
+        self.account.refused(url, refusal, rec["found_on"])
+        self.account.not_fetched[SSRF_FLAG] += 1
+        self.crawler.stats.inc_value("ssrf/refused/other_origin")
+        summary = self.record.ssrf
+        if summary is not None:
+            entry = {"url": target, "rule": "other_origin", "reason": why, "request": "page"}
+            summary.add({**entry, "found_on": None, "redirected_from": url})
+        logger.warning(text)
 
     def _bfs_seed_moved(self, target: str, url: str) -> None:
         """The seed redirected (http→https, bare→www, another host): the site lives

@@ -260,6 +260,8 @@ class RobotsPolicyMiddleware:
                     "robots_fetch": True,
                     "dont_redirect": True,  # followed here, to count and cap the hops
                     "handle_httpstatus_all": True,
+                    # the hops so far, as Scrapy names them (the SSRF guard reads them)
+                    **({"redirect_urls": list(chain)} if chain else {}),
                 },
             )
             try:

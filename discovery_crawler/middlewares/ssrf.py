@@ -71,6 +71,8 @@ logger = logging.getLogger(__name__)
 
 FLAG = "ssrf_refused"
 _LOGGED = 20  # refusals logged one by one; the rest at debug (all in the crawl log)
+_SHOWN = 5  # reasons the summary names, each in a line
+_REASONS = 100  # reasons counted for the summary (the crawl log lists every refusal)
 
 
 class SSRFRefused(IgnoreRequest):
@@ -203,6 +205,7 @@ class SSRFSummary:
         self.same_origin = same_origin
         self.refused = CappedList(list_cap)
         self.rules: Counter[str] = Counter()
+        self._reasons: dict[str, list[Any]] = {}  # reason -> [count, first URL]
         # The resolver's pins and lookups (plain data, shared with it)
         self.pins: dict[str, str] = {}
         self.queries: Counter[str] = Counter()
@@ -210,15 +213,27 @@ class SSRFSummary:
     def add(self, entry: dict[str, Any]) -> None:
         self.rules[entry["rule"]] += 1
         self.refused.append(entry)
+        reason = entry["reason"]
+        seen = self._reasons.get(reason)
+        if seen is not None:
+            seen[0] += 1
+        elif len(self._reasons) < _REASONS:
+            self._reasons[reason] = [1, entry["url"]]
 
     def lines(self) -> list[str]:
-        """The summary's lines: one per refusal (the first few), then how many more."""
-        shown = self.refused.items[:5]
-        lines = [f"refused by the SSRF guard: {e['url']}: {e['reason']}" for e in shown]
-        more = self.refused.count - len(shown)
-        if more > 0:
+        """The summary's lines: one per reason (most hosts are refused for one), with the
+        first URL refused for it; every URL is in the crawl log (``ssrf.refused``)."""
+        lines = []
+        for reason, (count, url) in list(self._reasons.items())[:_SHOWN]:
+            more = f" and {count - 1:,} more request(s)" if count > 1 else ""
+            lines.append(f"refused by the SSRF guard: {url}{more}: {reason}")
+        shown = sum(count for count, _ in list(self._reasons.values())[:_SHOWN])
+        if self.refused.count > shown:
             rules = ", ".join(f"{n:,} {rule}" for rule, n in self.rules.most_common())
-            lines.append(f"refused by the SSRF guard: {more:,} more ({rules}; see ssrf.refused)")
+            lines.append(
+                f"refused by the SSRF guard: {self.refused.count - shown:,} more "
+                f"({rules} in all; see ssrf.refused in the crawl log)"
+            )
         return lines
 
     def as_dict(self) -> dict[str, Any]:
@@ -244,8 +259,8 @@ def guard_policy(settings: Any) -> AddressPolicy:
     return AddressPolicy(ports, networks)
 
 
-def request_kind(meta: dict[str, Any]) -> str:
-    if meta.get("robots_fetch"):
+def request_kind(url: str, meta: dict[str, Any]) -> str:
+    if meta.get("robots_fetch") or url.partition("?")[0].endswith("/robots.txt"):
         return "robots.txt"
     if meta.get("attempt") is not None:
         return "sitemap"
@@ -323,7 +338,7 @@ class SSRFGuardMiddleware:
             "url": request.url,
             "rule": refused.rule,
             "reason": refused.reason,
-            "request": request_kind(meta),
+            "request": request_kind(request.url, meta),
             "found_on": meta.get("found_on"),
             "redirected_from": chain[-1] if chain else None,
         }
