@@ -93,3 +93,14 @@ def test_addon_leaves_plain_http_when_auto_has_no_browser(caplog):
 def test_addon_refuses_always_without_a_browser():
     with pytest.raises(RenderUnavailable):
         get_crawler(settings_dict={"ADDONS": ADDON, "RENDER_MODE": "always", **NO_BROWSER})
+
+
+@pytest.mark.parametrize("guard", [True, "True", "1"])
+def test_no_rendering_under_the_ssrf_guard(guard):
+    """Chromium resolves and connects on its own, past the guard: auto renders nothing (a
+    note says why), always is refused in one line, whatever browser there is."""
+    plan = plan_render("auto", {"SSRF_GUARD_ENABLED": guard})
+    assert plan.mode == "never" and "SSRF guard" in (plan.note or "")
+    with pytest.raises(RenderUnavailable, match="render=always is not available: the SSRF"):
+        plan_render("always", {"SSRF_GUARD_ENABLED": guard})
+    assert plan_render("never", {"SSRF_GUARD_ENABLED": guard}).mode == "never"

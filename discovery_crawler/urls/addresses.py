@@ -16,6 +16,7 @@ these functions about the answers.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 import unicodedata
@@ -96,9 +97,16 @@ class HostError(ValueError):
 
 def clean_host(host: str) -> str:
     """A URL's host as a resolver sees it: percent-escapes undone, NFKC (full-width digits
-    and dots become ASCII, as IDNA maps them), lowercase, one trailing dot dropped."""
+    and dots become ASCII, as IDNA maps them), lowercase, one trailing dot dropped, an
+    internationalized name in its ASCII (punycode) form."""
     text = unicodedata.normalize("NFKC", unquote(host)).replace("\u3002", ".").lower()
-    return text[:-1] if text.endswith(".") and not text.endswith("..") else text
+    text = text[:-1] if text.endswith(".") and not text.endswith("..") else text
+    if not text.isascii() and not text.startswith("["):
+        # an IDN: compared and resolved in the ASCII form requests are sent with (no
+        # valid name: left as it is, the resolver fails it)
+        with contextlib.suppress(UnicodeError):
+            text = text.encode("idna").decode("ascii")
+    return text
 
 
 def _ipv4_number(part: str) -> int:

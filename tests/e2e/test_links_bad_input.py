@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from discovery_crawler import settings as project_settings
-from tests.conftest import ROOT, CrawlResult, run_discover
+from tests.conftest import ROOT, CrawlResult, run_discover, ssrf_allow
 from tests.e2e.test_robots_middleware import Server
 from tests.refusal_site import RefusalSite
 from tests.test_rendering import require_browser
@@ -259,8 +259,10 @@ def test_a_page_of_200000_links_in_bounded_memory(site, tmp_path, args, records,
         {"/": page(links, "Hub")},
         lambda path: page(["/"], path) if path.startswith("/p/") else None,
     )
+    # The SSRF guard of profile service refuses loopback: the tests' allow-list opens it.
+    allow = ssrf_allow(server.origin) if "profile=service" in args else {}
     result, elapsed = crawl(
-        tmp_path, server.origin + "/", *args, timeout=120, command=PEAK_RSS, code=5
+        tmp_path, server.origin + "/", *args, timeout=120, command=PEAK_RSS, code=5, **allow
     )
     assert crawl_peak_mb(result) < 200
     assert elapsed < 90

@@ -12,7 +12,7 @@ import socket
 
 from discovery_crawler.output.state import CHANGES_NAME, STATE_NAME, iter_entries
 from discovery_crawler.site_server import SiteServer
-from tests.conftest import FIXTURES, run_discover
+from tests.conftest import FIXTURES, run_discover, ssrf_allow
 
 SITE = "https://example.com"
 
@@ -173,10 +173,11 @@ def test_service_profile_writes_preview(serve, tmp_path):
     root = site_copy(tmp_path)
     server = serve(root, rewrite=[SITE])
     out = tmp_path / "out"
-    # The SSRF guard of profile service refuses loopback; its own tests allow-list it.
-    settings = {"SSRF_GUARD_ENABLED": False, "PREVIEW_MAX_PAGES": 3, "PREVIEW_CHUNK": 2}
+    # The SSRF guard of profile service refuses loopback: the tests' allow-list opens it.
+    settings = {**ssrf_allow(server.url("/")), "PREVIEW_MAX_PAGES": 3, "PREVIEW_CHUNK": 2}
     result = crawl(server, tmp_path, out, "-a", "profile=service", settings=settings)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert result.run["ssrf"]["enabled"] and result.run["ssrf"]["refused"]["count"] == 0
     preview = json.loads((out / "preview.json").read_text())
     assert preview["status"] == 1
     assert preview["truncated"] is True and preview["discovered"] == 8

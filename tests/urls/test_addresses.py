@@ -236,3 +236,6 @@ def test_origins_compare_as_a_browser_compares_them():
     assert url_origin("http://example.com:8080/") == "http://example.com:8080"
     assert url_origin("https://example.com/") != url_origin("http://example.com/")
     assert url_origin("https://www.example.com/") != url_origin("https://example.com/")
+    # an IDN given as typed is the origin its requests are sent to (punycode)
+    assert url_origin("https://Bücher.example/a") == "https://xn--bcher-kva.example"
+    assert url_origin("https://xn--bcher-kva.example/") == "https://xn--bcher-kva.example"
