@@ -214,6 +214,17 @@ def test_the_run_record_and_the_summary_carry_the_refusals():
     assert len(REQUESTS) >= 50
 
 
+def test_the_summary_says_a_reason_once_with_its_count():
+    """A host refused for one reason is one line, however many of its URLs were asked."""
+    mw, _ = guard(SSRF_ALLOWED_PORTS=[80, 443, 8080])
+    for path in ("robots.txt", "sitemap.xml", "a"):
+        ask(mw, f"http://10.0.0.7:8080/{path}")
+    assert mw.summary.lines() == [
+        "refused by the SSRF guard: http://10.0.0.7:8080/robots.txt and 2 more request(s): "
+        "10.0.0.7 is a private address"
+    ]
+
+
 def test_a_bad_allow_list_is_said_in_one_line():
     with pytest.raises(ValueError, match="SSRF_ALLOWED_NETWORKS"):
         guard(SSRF_ALLOWED_NETWORKS=["not-a-network"])
