@@ -208,7 +208,8 @@ def test_the_run_record_and_the_summary_carry_the_refusals():
         == "refused by the SSRF guard: file:///etc/passwd: scheme file: only http and https"
     )
     assert lines[-1] == (
-        "refused by the SSRF guard: 3 more (5 scheme, 3 credentials; see ssrf.refused)"
+        "refused by the SSRF guard: 3 more "
+        "(5 scheme, 3 credentials in all; see ssrf.refused in the crawl log)"
     )
     assert len(lines) == 6 and mw.crawler.stats.get_value("ssrf/refused/scheme") == 5
     assert len(REQUESTS) >= 50
