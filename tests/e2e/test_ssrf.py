@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_discover, ssrf_allow
-from tests.e2e.test_links_bad_input import page, redirect
+from tests.conftest import free_port, run_discover, ssrf_allow
+from tests.e2e.test_links_bad_input import HTML, page, redirect
 from tests.e2e.test_robots_middleware import Server
 
 XML = {"Content-Type": "application/xml"}
@@ -121,7 +121,11 @@ def test_service_fetches_nothing_on_another_origin(server, tmp_path, given):
         TEXT,
         0.0,
     )
-    routes["/index.xml"] = index(f"{b}/child.xml", f"{a}/pages.xml")
+    routes["/index.xml"] = index(f"{b}/child.xml", f"{a}/moved.xml", f"{a}/pages.xml")
+    # Scrapy's MetaRefreshMiddleware follows a refresh on a sitemap request (a status
+    # redirect is not followed there): the new request passes the guard again.
+    refresh = f'<html><head><meta http-equiv="refresh" content="0;url={b}/moved.xml"></head></html>'
+    routes["/moved.xml"] = (200, refresh.encode(), HTML, 0.0)
     routes["/pages.xml"] = urlset(f"{a}/", f"{a}/a", f"{a}/b")
     url = site.origin + ("/" if given == "homepage" else "/index.xml")
     result = run_discover(url, tmp_path, *SERVICE, settings=ssrf_allow(a, b))
@@ -136,7 +140,16 @@ def test_service_fetches_nothing_on_another_origin(server, tmp_path, given):
         assert attempts[foreign]["error"].startswith(f"on another origin ({b}); same origin only")
     assert {s["url"] for s in discovery["sitemaps_skipped"]["items"]} == set(skipped)
     assert {s["reason"] for s in discovery["sitemaps_skipped"]["items"]} == {"other_origin"}
-    assert result.run["ssrf"]["refused"]["count"] == 0  # skipped: never even asked
+    # the skipped were never even asked; the refresh's target was, and refused
+    [refused] = result.run["ssrf"]["refused"]["items"]
+    assert refused["url"] == f"{b}/moved.xml" and refused["rule"] == "other_origin"
+    assert refused["redirected_from"] == f"{a}/moved.xml" and refused["request"] == "sitemap"
+    assert attempts[f"{a}/moved.xml"]["error"] == (
+        f"refused by the SSRF guard: {b} is not the site's origin {a} (same origin only)"
+    )
+    assert f"refused by the SSRF guard: {b}/moved.xml: {b} is not the site's origin" in (
+        result.stderr
+    )
     assert "sitemaps on another origin, not fetched (same origin only)" in result.stderr
 
 
@@ -187,7 +200,8 @@ def test_service_does_not_follow_the_seed_to_another_origin(server, tmp_path):
 
 
 def test_rendering_is_a_bad_argument_under_the_guard(tmp_path):
-    result = run_discover("https://example.com/", tmp_path, *SERVICE, "-a", "render=always")
+    url = f"http://127.0.0.1:{free_port()}/"  # refused as an argument: nothing is asked
+    result = run_discover(url, tmp_path, *SERVICE, "-a", "render=always")
     assert result.returncode == 2
     assert "render=always is not available: the SSRF guard is on" in result.stderr
     no_traceback(result.stderr)
