@@ -21,6 +21,7 @@ from scrapy.spiderloader import get_spider_loader
 
 from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.extensions.run import run_of
+from discovery_crawler.middlewares.ssrf import guard_policy
 from discovery_crawler.outcomes import (
     BAD_ARGUMENTS,
     EXIT_CODES,
@@ -34,6 +35,8 @@ from discovery_crawler.rendering import RenderUnavailable, plan_render
 
 if TYPE_CHECKING:
     import argparse
+
+    from scrapy.settings import Settings
 
 
 class Command(ScrapyCrawlCommand):
@@ -50,22 +53,33 @@ class Command(ScrapyCrawlCommand):
             return
         try:
             validate(opts.spargs, self.settings)
+            settings = self._profile_settings(opts.spargs.get("profile"))
             render = opts.spargs.get("render")
             if render is not None:
-                self._plan_render(str(render).strip().lower(), opts.spargs.get("profile"))
+                self._plan_render(str(render).strip().lower(), settings)
+            if settings.getbool("SSRF_GUARD_ENABLED"):
+                guard_policy(settings)  # a wrong allow-list: one line, before anything runs
         except ArgumentError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(BAD_ARGUMENTS) from None
+        except ValueError as exc:  # a setting's value: the SSRF guard's allow-lists
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(BAD_ARGUMENTS) from None
         except OutputUnwritable as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(EXIT_CODES[OUTPUT_FAILED]) from None
 
-    def _plan_render(self, mode: str, profile: str | None = None) -> None:
-        """``-a render=`` becomes ``RENDER_MODE`` (read by ``rendering.RenderAddon``); a
-        browser asked for and missing is a bad argument, said in one line."""
+    def _profile_settings(self, profile: str | None) -> Settings:
+        """The settings the crawl will run with: the project's, the profile's, ``-s``."""
         settings = self.settings.copy()
-        if profile:  # the profile's SSRF guard decides too (-s still wins over it)
-            settings.setdict(load_profile(profile), priority="spider")
+        if profile:  # at spider priority, as the spider applies it (-s still wins)
+            settings.setdict(load_profile(str(profile)), priority="spider")
+        return settings
+
+    def _plan_render(self, mode: str, settings: Settings) -> None:
+        """``-a render=`` becomes ``RENDER_MODE`` (read by ``rendering.RenderAddon``); a
+        browser asked for and missing, or the SSRF guard on, is a bad argument, said in
+        one line."""
         try:
             plan_render(mode, settings)
         except (RenderUnavailable, ValueError) as exc:

@@ -250,13 +250,20 @@ class SSRFSummary:
 
 
 def guard_policy(settings: Any) -> AddressPolicy:
-    """The guard's allow-lists from the settings (a wrong value: one line, the run stops)."""
+    """The guard's allow-lists from the settings; a wrong value is a ``ValueError`` naming
+    the setting (the crawl command says it in one line, exit 2)."""
+    ports = settings.getlist("SSRF_ALLOWED_PORTS", [80, 443])
     try:
-        ports = frozenset(int(p) for p in settings.getlist("SSRF_ALLOWED_PORTS", [80, 443]))
-        networks = parse_networks(settings.getlist("SSRF_ALLOWED_NETWORKS", []))
+        allowed = frozenset(int(p) for p in ports)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"SSRF_ALLOWED_PORTS={ports!r}: port numbers expected, e.g. 80,443"
+        ) from None
+    networks = settings.getlist("SSRF_ALLOWED_NETWORKS", [])
+    try:
+        return AddressPolicy(allowed, parse_networks(networks))
     except ValueError as exc:
-        raise ValueError(f"SSRF_ALLOWED_PORTS / SSRF_ALLOWED_NETWORKS: {exc}") from exc
-    return AddressPolicy(ports, networks)
+        raise ValueError(f"SSRF_ALLOWED_NETWORKS={networks!r}: {exc}") from None
 
 
 def request_kind(url: str, meta: dict[str, Any]) -> str:

@@ -199,6 +199,19 @@ def test_service_does_not_follow_the_seed_to_another_origin(server, tmp_path):
     assert f"refused by the SSRF guard: {other.origin}/: {other.origin} is not" in result.stderr
 
 
+def test_a_wrong_allow_list_is_one_line_before_anything_runs(tmp_path):
+    url = f"http://127.0.0.1:{free_port()}/"
+    settings = {"SSRF_ALLOWED_NETWORKS": "10.0.0.0/8,nonsense"}
+    result = run_discover(url, tmp_path, *SERVICE, settings=settings)
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith("error: SSRF_ALLOWED_NETWORKS=['10.0.0.0/8', 'nonsense']: ")
+    )
+    no_traceback(result.stderr)
+
+
 def test_rendering_is_a_bad_argument_under_the_guard(tmp_path):
     url = f"http://127.0.0.1:{free_port()}/"  # refused as an argument: nothing is asked
     result = run_discover(url, tmp_path, *SERVICE, "-a", "render=always")

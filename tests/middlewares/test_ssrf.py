@@ -227,5 +227,7 @@ def test_the_summary_says_a_reason_once_with_its_count():
 
 
 def test_a_bad_allow_list_is_said_in_one_line():
-    with pytest.raises(ValueError, match="SSRF_ALLOWED_NETWORKS"):
+    with pytest.raises(ValueError, match=r"SSRF_ALLOWED_NETWORKS=.*does not appear"):
         guard(SSRF_ALLOWED_NETWORKS=["not-a-network"])
+    with pytest.raises(ValueError, match=r"SSRF_ALLOWED_PORTS=.*port numbers expected"):
+        guard(SSRF_ALLOWED_PORTS=["80", "http"])
