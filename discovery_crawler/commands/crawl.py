@@ -21,7 +21,7 @@ from scrapy.spiderloader import get_spider_loader
 
 from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.extensions.run import run_of
-from discovery_crawler.middlewares.ssrf import guard_policy
+from discovery_crawler.middlewares.ssrf import guard_policy, unguarded_connections
 from discovery_crawler.outcomes import (
     BAD_ARGUMENTS,
     EXIT_CODES,
@@ -59,6 +59,8 @@ class Command(ScrapyCrawlCommand):
                 self._plan_render(str(render).strip().lower(), settings)
             if settings.getbool("SSRF_GUARD_ENABLED"):
                 guard_policy(settings)  # a wrong allow-list: one line, before anything runs
+                if (why := unguarded_connections(settings)) is not None:
+                    raise ValueError(f"SSRF_GUARD_ENABLED: {why}")
         except ArgumentError as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(BAD_ARGUMENTS) from None

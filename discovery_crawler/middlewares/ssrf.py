@@ -266,6 +266,27 @@ def guard_policy(settings: Any) -> AddressPolicy:
         raise ValueError(f"SSRF_ALLOWED_NETWORKS={networks!r}: {exc}") from None
 
 
+# The handlers whose connections resolve through the reactor's resolver (the pins).
+GUARDED_HANDLERS = frozenset({"scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"})
+
+
+def unguarded_connections(settings: Any) -> str | None:
+    """Why the crawl's connections would not go through the guard's resolver (another
+    download handler for http/https, no Twisted reactor), or None."""
+    if not settings.getbool("TWISTED_REACTOR_ENABLED", True):
+        return "TWISTED_REACTOR_ENABLED is off: the guard pins addresses in Twisted's resolver"
+    handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
+    for scheme in ("http", "https"):
+        handler = handlers.get(scheme)
+        path = handler if isinstance(handler, str) else getattr(handler, "__qualname__", handler)
+        if handler is not None and str(path) not in GUARDED_HANDLERS:
+            return (
+                f"DOWNLOAD_HANDLERS[{scheme!r}] is {path}: only Scrapy's HTTP/1.1 handler "
+                "connects through the guard's resolver"
+            )
+    return None
+
+
 def request_kind(url: str, meta: dict[str, Any]) -> str:
     if meta.get("robots_fetch") or url.partition("?")[0].endswith("/robots.txt"):
         return "robots.txt"
@@ -287,7 +308,9 @@ class SSRFGuardMiddleware:
         self.stats = crawler.stats
         self.policy = guard_policy(settings)
         self.same_origin = settings.getbool("SSRF_SAME_ORIGIN")
-        if resolver is None:
+        if resolver is None:  # (a test hands its own in, with no reactor to connect)
+            if (why := unguarded_connections(settings)) is not None:
+                raise ValueError(f"SSRF_GUARD_ENABLED: {why}")
             from twisted.internet import reactor
 
             resolver = GuardedResolver.install(reactor)

@@ -212,6 +212,19 @@ def test_a_wrong_allow_list_is_one_line_before_anything_runs(tmp_path):
     no_traceback(result.stderr)
 
 
+def test_a_download_handler_past_the_resolver_is_one_line(tmp_path):
+    aiohttp = "scrapy.core.downloader.handlers._aiohttp.AiohttpDownloadHandler"
+    url = f"http://127.0.0.1:{free_port()}/"
+    settings = {"DOWNLOAD_HANDLERS": json.dumps({"http": aiohttp})}
+    result = run_discover(url, tmp_path, *SERVICE, settings=settings)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: SSRF_GUARD_ENABLED: DOWNLOAD_HANDLERS['http'] is {aiohttp}: only Scrapy's "
+        "HTTP/1.1 handler connects through the guard's resolver"
+    )
+    no_traceback(result.stderr)
+
+
 def test_rendering_is_a_bad_argument_under_the_guard(tmp_path):
     url = f"http://127.0.0.1:{free_port()}/"  # refused as an argument: nothing is asked
     result = run_discover(url, tmp_path, *SERVICE, "-a", "render=always")

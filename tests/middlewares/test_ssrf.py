@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
+from scrapy.settings import Settings
 from twisted.internet import defer
 
 from discovery_crawler.extensions.run import run_of
@@ -18,6 +19,7 @@ from discovery_crawler.middlewares.ssrf import (
     SSRFBlocked,
     SSRFGuardMiddleware,
     SSRFRefused,
+    unguarded_connections,
 )
 from discovery_crawler.urls.addresses import AddressPolicy
 from tests.conftest import run_crawler
@@ -231,3 +233,19 @@ def test_a_bad_allow_list_is_said_in_one_line():
         guard(SSRF_ALLOWED_NETWORKS=["not-a-network"])
     with pytest.raises(ValueError, match=r"SSRF_ALLOWED_PORTS=.*port numbers expected"):
         guard(SSRF_ALLOWED_PORTS=["80", "http"])
+
+
+def test_the_guard_refuses_to_run_where_connections_would_bypass_it():
+    """Only Scrapy's HTTP/1.1 handler connects through the reactor's resolver: another
+    handler (Scrapy 2.19's aiohttp one, a browser's) or no reactor would bypass the pins."""
+    assert unguarded_connections(Settings()) is None
+    aiohttp = "scrapy.core.downloader.handlers._aiohttp.AiohttpDownloadHandler"
+    other = Settings({"DOWNLOAD_HANDLERS": {"https": aiohttp}})
+    assert unguarded_connections(other) == (
+        f"DOWNLOAD_HANDLERS['https'] is {aiohttp}: only Scrapy's HTTP/1.1 handler connects "
+        "through the guard's resolver"
+    )
+    reactorless = Settings({"TWISTED_REACTOR_ENABLED": False})
+    assert "TWISTED_REACTOR_ENABLED is off" in unguarded_connections(reactorless)
+    with pytest.raises(ValueError, match="SSRF_GUARD_ENABLED: TWISTED_REACTOR_ENABLED is off"):
+        SSRFGuardMiddleware.from_crawler(run_crawler(settings={"SSRF_GUARD_ENABLED": True}))
