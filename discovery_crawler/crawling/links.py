@@ -72,6 +72,7 @@ from discovery_crawler.middlewares.robots import RobotsDisallowed
 from discovery_crawler.middlewares.ssrf import FLAG as SSRF_FLAG
 from discovery_crawler.middlewares.ssrf import SSRFRefused
 from discovery_crawler.refusals import classify_response
+from discovery_crawler.urls.addresses import same_origin
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import FILE_KINDS, answer_kind, fetch_decides, url_kind
 from discovery_crawler.urls.normalize import UrlError, origin_of, twin_key
@@ -701,7 +702,7 @@ class LinkCrawl:
         chain = [*meta.get("redirect_urls", ()), response.url]
         if depth == 0 and meta.get("via") == "seed":
             site = self.record.site_origin
-            if self.same_origin and site and origin_of(target) != site:
+            if self.same_origin and site and not same_origin(target, site):
                 self._bfs_seed_refused(target, url, rec)
                 return
             self._bfs_seed_moved(target, url)

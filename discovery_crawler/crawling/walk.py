@@ -38,7 +38,7 @@ from discovery_crawler.sitemaps.expected import ExpectedUrls
 from discovery_crawler.sitemaps.facts import RunContext, split_column
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
 from discovery_crawler.sitemaps.worker import ParseWorker, WorkerFailed
-from discovery_crawler.urls.addresses import url_origin
+from discovery_crawler.urls.addresses import same_origin, url_origin
 from discovery_crawler.urls.normalize import (
     HOST_FIRST,
     UrlError,
@@ -334,7 +334,7 @@ class SitemapWalk:
 
     def _on_input_origin(self, url: str) -> bool:
         """``url`` is on the input's origin (the one origin a same-origin run may ask)."""
-        return url_origin(url) == self.input_origin
+        return same_origin(url, self.input_origin)
 
     def _url_limit_reached(self) -> bool:
         return bool(self.max_urls) and self.record.counts["unique"] >= self.max_urls

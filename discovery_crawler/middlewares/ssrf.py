@@ -55,6 +55,7 @@ from discovery_crawler.urls.addresses import (
     clean_host,
     parse_host,
     parse_networks,
+    same_origin,
     url_origin,
 )
 
@@ -355,8 +356,8 @@ class SSRFGuardMiddleware:
         origin), and the host name still to resolve."""
         refused, name, _ = self.policy.check_url(request.url)
         if refused is None and self.same_origin and self._site is not None:
-            origin = url_origin(request.url)
-            if origin != self._site:
+            if not same_origin(request.url, self._site):
+                origin = url_origin(request.url)
                 why = f"{origin} is not the site's origin {self._site} (same origin only)"
                 return Refused("other_origin", why), None
         return refused, name

@@ -308,3 +308,12 @@ def url_origin(url: str) -> str:
     if port is not None and port != DEFAULT_PORTS.get(scheme):
         return f"{scheme}://{host}:{port}"
     return f"{scheme}://{host}"
+
+
+def same_origin(url: str, site: str) -> bool:
+    """``url`` is on ``site``'s origin (``scheme://host[:port]``, as ``url_origin`` writes it),
+    or is that origin upgraded to HTTPS: ``http://host`` → ``https://host`` on the default
+    ports is the same server's secure address, which every site redirects to — not a
+    second origin a stranger's URL could point the crawler at."""
+    origin = url_origin(url)
+    return origin == site or (site.startswith("http://") and origin == "https" + site[4:])

@@ -18,6 +18,7 @@ from discovery_crawler.urls.addresses import (
     embedded_ipv4,
     parse_host,
     parse_ipv4,
+    same_origin,
     url_origin,
 )
 
@@ -239,3 +240,14 @@ def test_origins_compare_as_a_browser_compares_them():
     # an IDN given as typed is the origin its requests are sent to (punycode)
     assert url_origin("https://Bücher.example/a") == "https://xn--bcher-kva.example"
     assert url_origin("https://xn--bcher-kva.example/") == "https://xn--bcher-kva.example"
+
+
+def test_the_same_origin_is_the_same_scheme_host_and_port_or_its_https_upgrade():
+    site = url_origin("http://example.com/")
+    assert same_origin("http://example.com/a", site)
+    assert same_origin("https://example.com/a", site)  # the same host's upgrade
+    assert not same_origin("https://example.com:8443/a", site)
+    assert not same_origin("http://example.com:8080/a", site)
+    assert not same_origin("https://www.example.com/a", site)
+    # no downgrade: an https site's http:// URL is another origin
+    assert not same_origin("http://example.com/a", url_origin("https://example.com/"))
