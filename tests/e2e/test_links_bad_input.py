@@ -244,7 +244,11 @@ PEAK_RSS = [sys.executable, str(ROOT / "tests" / "probes" / "peak_rss.py")]
 
 @pytest.mark.parametrize(
     ("args", "records", "fetched"),
-    [(("-a", "max_pages=100"), 200_001, 100), (("-a", "profile=service"), 1_001, 500)],
+    [
+        (("-a", "max_pages=100"), 200_001, 100),
+        # one invocation, not chunks of 10 (MAX_CHUNK_PAGES: tests/e2e/test_service.py)
+        (("-a", "profile=service", "-s", "MAX_CHUNK_PAGES=0"), 1_001, 500),
+    ],
     ids=["default-max-pages-100", "service"],
 )
 def test_a_page_of_200000_links_in_bounded_memory(site, tmp_path, args, records, fetched):
