@@ -37,6 +37,7 @@ STOPPING_LIMITS = frozenset(
         "SITEMAP_MAX_DOCUMENTS",
         "SITEMAP_MAX_URLS",
         "LINKS_PER_PAGE_MAX",  # a page's links past it are not read
+        "LINKS_MAX_URLS",  # links found past it are not recorded
     }
 )
 # Scrapy's finish reasons of a run stopped by its CloseSpider extension (a limit).

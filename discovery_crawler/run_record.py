@@ -29,7 +29,7 @@ COUNT_KEYS = (
     "unique",  # distinct URLs of the site found (before filters; SITEMAP_MAX_URLS counts these)
     "duplicates",  # sightings of a URL already in it (sources merged)
     "malformed",  # entries whose location could not be resolved or normalized
-    "over_limit",  # unique URLs past SITEMAP_MAX_URLS
+    "over_limit",  # unique URLs past SITEMAP_MAX_URLS or LINKS_MAX_URLS
     "alternate_only",  # URLs in the inventory only as same-site hreflang alternates
     "sitemaps_repeated",  # index children already tried (cycles, repeats)
     "slash_twins",  # /foo then /foo/: collapsed to the slash form (SPEC §5 rule 7)

@@ -166,6 +166,7 @@ BFS_MAX_DEPTH_LIMIT = 0  # a profile's cap on -a max_depth (service: 5); 0 = non
 # Links read on one page (document order); the rest are counted, the page flagged
 # links_capped and listed (discovery.crawl.links_capped). 0 = all (service: 1,000).
 LINKS_PER_PAGE_MAX = 0
+LINKS_MAX_URLS = 0  # URLs a link crawl records at most (0 = no limit; service: 1,000)
 SELECTION_CAP = 5
 SSRF_GUARD_ENABLED = False
 ROBOTS_FAIL_CLOSED = True  # robots.txt 5xx/429/timeout/unreachable blocks the origin

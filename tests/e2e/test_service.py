@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from discovery_crawler.outcomes import EXIT_CODES
+from discovery_crawler.site_server import SiteServer
 from tests.conftest import ROOT, free_port
 
 MORE_TO_DO = EXIT_CODES["more_to_do"]
@@ -248,3 +249,55 @@ def test_budgets_over_the_profile_caps_are_refused_in_one_line(tmp_path):
         result = run(service_command(url, tmp_path / "out", "-a", argument))
         assert result.returncode == 2
         assert result.stderr.strip().splitlines() == [f"error: {line}"]
+
+
+class RobotsDown(SiteServer):
+    """A ``SiteServer`` whose robots.txt answers 503."""
+
+    def _handler_class(self):
+        base = super()._handler_class()
+
+        class Handler(base):
+            def do_GET(self):
+                if self.path == "/robots.txt":
+                    self._send(503, b"down", "text/plain")
+                    return
+                super().do_GET()
+
+        return Handler
+
+
+def test_robots_txt_unreadable_fails_closed(tmp_path):
+    """robots.txt answering 503 (after its retries): no page of the origin is fetched."""
+    with RobotsDown(small_site(tmp_path / "site", "")) as server:
+        out = tmp_path / "out"
+        result = run(service_command(server.url("/"), out, "-s", "RETRY_TIMES=0"))
+        paths = {path for _, path, _ in server.requests}
+    assert paths == {"/robots.txt"}, paths
+    assert result.returncode == EXIT_CODES["completed"], result.stderr[-3000:]
+    [policy] = crawl_log_runs(out)[-1]["discovery"]["robots_policy"]["policies"].values()
+    assert policy["outcome"] == "fail_closed"
+    home = feed(out)[server.url("/")]
+    assert home["status"] is None and home["flags"] == ["robots_disallowed"]
+
+
+def test_a_link_crawl_records_1000_urls_at_most(serve, tmp_path):
+    """A home page of 1,000 links, ten of them pages of 1,000 more: 1,000 URLs recorded
+    (LINKS_MAX_URLS), the 4,001 others seen and counted, the limit bound (exit 5)."""
+    root = tmp_path / "site"
+    hub = "".join(f'<a href="/a/{i}/">{i}</a>' for i in range(1_000))
+    root.mkdir()
+    (root / "index.html").write_text(f"<html><body>{hub}</body></html>")
+    for i in range(10):
+        folder = root / "a" / str(i)
+        folder.mkdir(parents=True)
+        links = "".join(f'<a href="/a/{i}/{j}/">{j}</a>' for j in range(1_000))
+        (folder / "index.html").write_text(f"<html><body>{links}</body></html>")
+    server = serve(root)
+    out = tmp_path / "out"
+    cmd = service_command(server.url("/"), out, "-a", "mode=links", "-a", "max_pages=5")
+    result = run([*cmd, "-s", "MAX_CHUNK_PAGES=0"])
+    assert result.returncode == EXIT_CODES["bounded"], result.stderr[-3000:]
+    assert len(feed(out)) == 1_000
+    limits = crawl_log_runs(out)[-1]["discovery"]["limits"]
+    assert {"limit": "LINKS_MAX_URLS", "value": 1_000, "kept": 1_000, "seen": 5_001} in limits
