@@ -79,13 +79,14 @@ def tree_site(root: Path, pages: int, fan: int = 7) -> Path:
 
 
 def test_a_300_page_site_in_chunks_gives_the_inventory_of_one_run(serve, tmp_path):
-    """Chunks of 40 requests: 8 invocations, ~2–3 s each here (Scrapy's start-up, the
-    replay, and the test server's 1 s stalls when its listen backlog of 5 overflows); at
-    the default 10 it is 31 invocations, ~40 s. HOST_INTERVAL=0: no 300 s of waiting."""
+    """The profile's chunks of 10 requests: 31 invocations of ~0.6–0.9 s (Scrapy's start-up
+    and the replay), ~22 s. HOST_INTERVAL=0 so the test does not wait 300 s; 16 requests
+    at a time, so a chunk ends with requests in flight."""
     server = serve(tree_site(tmp_path / "site", 300))
     url = server.url("/")
     whole_out = tmp_path / "whole"
-    whole = run(service_command(url, whole_out, "-s", "MAX_CHUNK_PAGES=0"))
+    fast = ("-s", "SITEMAP_CONCURRENCY=16")  # 16 requests at a time (service: 2)
+    whole = run(service_command(url, whole_out, *fast, "-s", "MAX_CHUNK_PAGES=0"))
     assert whole.returncode == 0, whole.stderr[-3000:]
     assert preview(whole_out)["status"] == 1
     expected = feed(whole_out)
@@ -94,20 +95,20 @@ def test_a_300_page_site_in_chunks_gives_the_inventory_of_one_run(serve, tmp_pat
     server.requests.clear()
 
     out = tmp_path / "out"
-    cmd = service_command(url, out, "-s", "MAX_CHUNK_PAGES=40")  # the job: <out>/_job/
+    cmd = service_command(url, out, *fast)  # MAX_CHUNK_PAGES 10; the job in <out>/_job/
     codes, previews = [], []
-    for _ in range(40):
+    for _ in range(50):
         result = run(cmd)
         codes.append(result.returncode)
         previews.append(preview(out))
         if result.returncode != MORE_TO_DO:
             break
-        assert "MORE TO DO: this chunk fetched 40 of MAX_CHUNK_PAGES=40" in result.stderr
+        assert "MORE TO DO: this chunk fetched 10 of MAX_CHUNK_PAGES=10" in result.stderr
         assert (out / "_job" / "responses.journal").exists()
     assert codes[-1] == 0, result.stderr[-3000:]
     assert codes[:-1] == [MORE_TO_DO] * (len(codes) - 1)
     total = sum(whole_requests.values())  # robots.txt, 6 sitemap addresses, 300 pages
-    assert len(codes) == -(-total // 40)  # every chunk but the last sent 40 requests
+    assert len(codes) == -(-total // 10)  # every chunk but the last sent 10 requests
 
     # No page fetched twice, and the same requests as the uninterrupted run.
     fetched = Counter(path for _, path, _ in server.requests)
@@ -140,7 +141,7 @@ def test_a_300_page_site_in_chunks_gives_the_inventory_of_one_run(serve, tmp_pat
 
     runs = crawl_log_runs(out)
     assert [r["status"] for r in runs] == ["more_to_do"] * (len(codes) - 1) + ["completed"]
-    assert all(r["chunk"]["fetched"] <= 40 for r in runs)
+    assert all(r["chunk"]["fetched"] <= 10 for r in runs)
     assert runs[-1]["job"]["jobdir"] == str(out / "_job")
     assert not (out / "_job" / "responses.journal").exists()  # a finished job frees it
     assert (out / "state.json").exists()  # written once, by the run that completed
