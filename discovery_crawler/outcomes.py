@@ -15,9 +15,17 @@ FAILED = "failed"  # the run could not do its job (the site unreachable, nothing
 INTERRUPTED = "interrupted"  # a signal, a shutdown or a crash: resumable with JOBDIR
 OUTPUT_FAILED = "output_failed"  # a file could not be written: the run stopped at once
 BOUNDED = "bounded"  # a limit stopped it early: complete up to the limit only
+MORE_TO_DO = "more_to_do"  # a chunk (MAX_CHUNK_PAGES) done, work left: run the job again
 
 BAD_ARGUMENTS = 2  # before any run: a wrong -a/-s argument or feed (commands/crawl.py)
-EXIT_CODES = {COMPLETED: 0, FAILED: 1, INTERRUPTED: 3, OUTPUT_FAILED: 4, BOUNDED: 5}
+EXIT_CODES = {
+    COMPLETED: 0,
+    FAILED: 1,
+    INTERRUPTED: 3,
+    OUTPUT_FAILED: 4,
+    BOUNDED: 5,
+    MORE_TO_DO: 6,
+}
 
 # The limits that stop a run before it has seen its whole scope (others, such as
 # PAGE_MAX_BYTES or REDIRECT_MAX_TIMES, shape one record and let the run go on).
@@ -29,11 +37,13 @@ STOPPING_LIMITS = frozenset(
         "SITEMAP_MAX_DOCUMENTS",
         "SITEMAP_MAX_URLS",
         "LINKS_PER_PAGE_MAX",  # a page's links past it are not read
+        "LINKS_MAX_URLS",  # links found past it are not recorded
     }
 )
 # Scrapy's finish reasons of a run stopped by its CloseSpider extension (a limit).
 _CLOSESPIDER = "closespider_"
 OUTPUT_FAILED_REASON = "output_failed"  # the finish reason a failed write closes with
+CHUNK_DONE_REASON = "chunk_done"  # the finish reason of a chunk that left work to do
 
 
 def outcome_of(
@@ -42,11 +52,14 @@ def outcome_of(
     limits: Iterable[str] = (),
     write_error: str | None = None,
 ) -> str:
-    """The run's outcome, worst first: a failed write, a failure, an interruption, a limit."""
+    """The run's outcome, worst first: a failed write, a failure, a chunk with work left,
+    an interruption, a limit."""
     if write_error or finish_reason == OUTPUT_FAILED_REASON:
         return OUTPUT_FAILED
     if failure:
         return FAILED
+    if finish_reason == CHUNK_DONE_REASON:
+        return MORE_TO_DO
     if finish_reason is not None and finish_reason != "finished":
         return BOUNDED if finish_reason.startswith(_CLOSESPIDER) else INTERRUPTED
     if not STOPPING_LIMITS.isdisjoint(limits):

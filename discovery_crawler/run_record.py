@@ -29,7 +29,7 @@ COUNT_KEYS = (
     "unique",  # distinct URLs of the site found (before filters; SITEMAP_MAX_URLS counts these)
     "duplicates",  # sightings of a URL already in it (sources merged)
     "malformed",  # entries whose location could not be resolved or normalized
-    "over_limit",  # unique URLs past SITEMAP_MAX_URLS
+    "over_limit",  # unique URLs past SITEMAP_MAX_URLS or LINKS_MAX_URLS
     "alternate_only",  # URLs in the inventory only as same-site hreflang alternates
     "sitemaps_repeated",  # index children already tried (cycles, repeats)
     "slash_twins",  # /foo then /foo/: collapsed to the slash form (SPEC §5 rule 7)
@@ -144,6 +144,8 @@ class RunRecord:
         self.failure: str | None = None  # set when the run could not do its job
         self.write_error: str | None = None  # the first output that could not be written
         self.job: Any = None  # extensions/job.py: the resumable job's account, with JOBDIR
+        # middlewares/chunk.py, MAX_CHUNK_PAGES: {"max_pages", "fetched", "more_to_do"}
+        self.chunk: dict[str, Any] | None = None
         # What made the input's own fetch fail, said as what it is (a TLS handshake, a
         # sitemap over the download cap): the run's failure when nothing answered, in
         # place of "site unreachable: <the first error>".
@@ -270,5 +272,6 @@ class RunRecord:
             "tree": self.tree.as_dict() if self.tree is not None else None,
             "changes": self.changes.as_dict() if self.changes is not None else None,
             **({"job": self.job.as_dict()} if self.job is not None else {}),
+            **({"chunk": dict(self.chunk)} if self.chunk is not None else {}),
             "warnings": self.warnings,
         }

@@ -69,6 +69,9 @@ DOWNLOADER_MIDDLEWARES = {
     # Closest to the downloader: a resumed run's replayed responses pass every other
     # middleware as the originals did (JOBDIR; off otherwise).
     "discovery_crawler.middlewares.journal.ResponseJournalMiddleware": 950,
+    # Below the journal: what reaches it goes to the network, MAX_CHUNK_PAGES per
+    # invocation (off at 0).
+    "discovery_crawler.middlewares.chunk.ChunkMiddleware": 960,
 }
 ADDONS = {"discovery_crawler.rendering.RenderAddon": 100}  # RENDER_MODE → playwright handler
 EXTENSIONS = {
@@ -167,6 +170,7 @@ BFS_MAX_DEPTH_LIMIT = 0  # a profile's cap on -a max_depth (service: 5); 0 = non
 # Links read on one page (document order); the rest are counted, the page flagged
 # links_capped and listed (discovery.crawl.links_capped). 0 = all (service: 1,000).
 LINKS_PER_PAGE_MAX = 0
+LINKS_MAX_URLS = 0  # URLs a link crawl records at most (0 = no limit; service: 1,000)
 SELECTION_CAP = 5
 # The SSRF guard (middlewares/ssrf.py; on in profile service): requests only to http(s)
 # URLs without credentials, on SSRF_ALLOWED_PORTS, whose host is (or resolves, once, to) a
@@ -233,6 +237,10 @@ STATE_ENABLED = True
 PREVIEW_CHUNK = 500  # URLs between rewrites of preview.json
 PREVIEW_INTERVAL = 5.0  # seconds between rewrites while URLs keep coming
 PREVIEW_MAX_PAGES = 200  # pages listed in preview.json (truncated=true beyond)
+# Bounded chunks (middlewares/chunk.py): requests sent to the network per invocation of a
+# job; the job (JOBDIR, default <out>/_job/) then exits 6 (more_to_do) and the next
+# invocation continues. 0 = one invocation does it all (service: 10).
+MAX_CHUNK_PAGES = 0
 
 # --- Report (SPEC §10): report.html next to _crawl-log.json at the end of every run --------
 REPORT_ENABLED = True  # a self-contained HTML page of the run (output/report.py)

@@ -34,11 +34,14 @@ def test_each_outcome_has_its_own_exit_status():
     assert outcome_of(None, "closespider_timeout") == "bounded"
     assert outcome_of(None, "finished", ["BFS_MAX_PAGES"]) == "bounded"
     assert outcome_of(None, "finished", ["PAGE_MAX_BYTES"]) == "completed"
+    assert outcome_of(None, "chunk_done", ["BFS_MAX_PAGES"]) == "more_to_do"
+    assert outcome_of("site unreachable", "chunk_done") == "failed"
     assert EXIT_CODES == {
         "completed": 0,
         "failed": 1,
         "interrupted": 3,
         "output_failed": 4,
         "bounded": 5,
+        "more_to_do": 6,
     }
     assert exit_code(None) == 1

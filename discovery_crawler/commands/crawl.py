@@ -7,7 +7,8 @@
   start (status 4);
 - the exit status says how the run ended (``outcomes.py``; README "Exit status"): 0
   completed, 1 failed, 2 bad arguments, 3 interrupted (resumable with ``JOBDIR``), 4 an
-  output could not be written, 5 a limit stopped it early.
+  output could not be written, 5 a limit stopped it early, 6 a bounded chunk done with
+  more to do (``MAX_CHUNK_PAGES``: run it again).
 """
 
 from __future__ import annotations

@@ -273,6 +273,9 @@ class LinkCrawl:
         # are counted and the page flagged ``links_capped``.
         self.batch_size = max(1, settings.getint("DISCOVERY_BATCH_SIZE", 1000))
         self.links_per_page_max = max(0, settings.getint("LINKS_PER_PAGE_MAX", 0))
+        # LINKS_MAX_URLS: URLs the inventory holds at most, as links find them (0 = no
+        # limit; service: 1,000); new links past it are counted (over_limit), not recorded.
+        self.max_urls = max(0, settings.getint("LINKS_MAX_URLS", 0))
         # <meta http-equiv=refresh> is a redirect on Scrapy's terms (its MetaRefresh
         # settings): under METAREFRESH_MAXDELAY seconds, not inside an ignored element.
         self.refresh_redirects = settings.getbool("METAREFRESH_ENABLED", True)
@@ -937,7 +940,9 @@ class LinkCrawl:
         union = account.union
         admit = self._bfs_admit
         next_depth = depth + hop
-        malformed = other = renamed = aliased = 0
+        counts = self.record.counts
+        max_urls = self.max_urls
+        malformed = other = renamed = aliased = over_limit = 0
         for href, el in links:
             # Resolve: absolute and root-relative links without dot segments need no
             # urljoin (costly per link); fragments go before normalization.
@@ -981,6 +986,9 @@ class LinkCrawl:
                     elif twin is ALIASED:
                         aliased += 1
                 continue
+            if max_urls and counts["unique"] >= max_urls:
+                over_limit += 1  # seen (met again, a duplicate), never recorded
+                continue
             meta: dict[str, Any] = {"via": "link", "found_on": page, "anchor": el}
             if redirect is not None:
                 meta["redirect_urls"] = redirect
@@ -991,9 +999,17 @@ class LinkCrawl:
         account.malformed_links += malformed
         account.other_host_links += other
         if renamed or aliased:
-            counts = self.record.counts
             counts["slash_twins"] += renamed
             counts["twin_aliases"] += aliased
+        if over_limit:
+            counts["over_limit"] += over_limit
+            self.crawler.stats.inc_value("links/over_limit", over_limit)
+            self.record.limit_bound(
+                "LINKS_MAX_URLS",
+                value=max_urls,
+                kept=counts["unique"],
+                seen=counts["unique"] + counts["over_limit"],
+            )
 
     def page_failed(self, failure: Failure) -> Iterator[Any]:
         """No response: robots said no (``IgnoreRequest``), a timeout, a network error.

@@ -33,7 +33,7 @@ from scrapy.exceptions import NotConfigured
 
 from discovery_crawler.extensions.run import RUN_SETTING, run_of
 from discovery_crawler.journal import ResponseJournal
-from discovery_crawler.outcomes import INTERRUPTED, OUTPUT_FAILED
+from discovery_crawler.outcomes import INTERRUPTED, MORE_TO_DO, OUTPUT_FAILED
 from discovery_crawler.output.crawl_log import append_run, write_json_atomic
 from discovery_crawler.output.writable import local_feed_paths
 from discovery_crawler.run_record import now_iso
@@ -49,7 +49,7 @@ logger = logging.getLogger(__name__)
 JOBDIR_SETTING = "DISCOVERY_JOBDIR"
 JOB_FILE = "job.json"
 JOURNAL_FILE = "responses.journal"
-RESUMABLE = (INTERRUPTED, OUTPUT_FAILED)  # outcomes whose job is kept for a resume
+RESUMABLE = (INTERRUPTED, OUTPUT_FAILED, MORE_TO_DO)  # outcomes whose job is kept for a resume
 
 
 def use_jobdir(settings: BaseSettings) -> None:

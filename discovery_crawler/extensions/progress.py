@@ -24,6 +24,7 @@ from discovery_crawler.outcomes import (
     COMPLETED,
     FAILED,
     INTERRUPTED,
+    MORE_TO_DO,
     OUTPUT_FAILED,
     STOPPING_LIMITS,
 )
@@ -78,6 +79,13 @@ def outcome_lines(record: RunRecord) -> list[str]:
             else "set JOBDIR (-s JOBDIR=folder) to make a run resumable"
         )
         return [f"INTERRUPTED ({record.finish_reason}): the inventory is partial; {how}"]
+    if outcome == MORE_TO_DO:
+        chunk = record.chunk or {}
+        return [
+            f"MORE TO DO: this chunk fetched {chunk.get('fetched', 0):,} of "
+            f"MAX_CHUNK_PAGES={chunk.get('max_pages', 0):,}; run the same command again "
+            "(same job folder) to continue"
+        ]
     if outcome == BOUNDED:
         stopped = [name for name in record.limits if name in STOPPING_LIMITS]
         why = ", ".join(stopped) or record.finish_reason or "a limit"

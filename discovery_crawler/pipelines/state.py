@@ -36,7 +36,6 @@ from discovery_crawler.output.preview import (
     PREVIEW_NAME,
     PROCESSING,
     PreviewWriter,
-    groups_of,
 )
 from discovery_crawler.output.state import RunState, StateError, write_changes
 from discovery_crawler.pipelines.base import BatchStage
@@ -170,9 +169,9 @@ class StatePipeline(BatchStage):
             return
         try:
             if status is None:
-                preview.write(list(record.warnings), groups_of(record))
+                preview.write(list(record.warnings))
             else:
-                preview.finish(status, list(record.warnings), groups_of(record))
+                preview.finish(status, list(record.warnings))
         except OSError as exc:
             logger.error("could not write %s: %s", preview.path, exc)
             self.preview = None
@@ -190,8 +189,9 @@ class StatePipeline(BatchStage):
             elif self.idle:
                 status = COMPLETED
             else:
-                status = PROCESSING
-                record.warn("the run stopped before it finished (resumable with JOBDIR)")
+                status = PROCESSING  # a chunk with work left (MAX_CHUNK_PAGES) says no more
+                if not (record.chunk or {}).get("more_to_do"):
+                    record.warn("the run stopped before it finished (resumable with JOBDIR)")
             self._write_preview(status)
 
     def _close_state(self, state: RunState) -> None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 FEED_FORMATS = ("jsonl", "jsonlines", "json", "csv")
+DEFAULT_JOB_FOLDER = "_job"  # under the out folder: a chunked run's job, without JOBDIR
 
 
 def check_feed_formats(feeds: dict[str, Any]) -> None:
@@ -98,9 +99,13 @@ class RunEntry:
         is put back in ``EXTENSIONS`` when a ``-s EXTENSIONS=…`` replaced the project's
         (the run cannot go without it, and a user adding an extension does not mean to
         remove it). ``JOBDIR`` makes the run resumable the project's way
-        (``extensions/job.py``)."""
+        (``extensions/job.py``); a run in bounded chunks (``MAX_CHUNK_PAGES``, on in
+        ``service``) is always one, in ``<out>/_job/`` when no ``JOBDIR`` is given, so the
+        same command run again continues it."""
         settings.setdict(load_profile(options.profile), priority="spider")
         settings.setdefault_in_component_priority_dict("EXTENSIONS", DiscoveryRun, 0)
+        if settings.getint("MAX_CHUNK_PAGES") > 0 and not settings.get("JOBDIR"):
+            settings.set("JOBDIR", str(out_dir_of(options) / DEFAULT_JOB_FOLDER), "spider")
         use_jobdir(settings)
 
     def describe_run(self, arguments: dict[str, Any], mode: str) -> None:

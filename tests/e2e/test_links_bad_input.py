@@ -244,7 +244,11 @@ PEAK_RSS = [sys.executable, str(ROOT / "tests" / "probes" / "peak_rss.py")]
 
 @pytest.mark.parametrize(
     ("args", "records", "fetched"),
-    [(("-a", "max_pages=100"), 200_001, 100), (("-a", "profile=service"), 1_001, 500)],
+    [
+        (("-a", "max_pages=100"), 200_001, 100),
+        # one invocation, not chunks of 10 (MAX_CHUNK_PAGES: tests/e2e/test_service.py)
+        (("-a", "profile=service", "-s", "MAX_CHUNK_PAGES=0"), 1_000, 500),
+    ],
     ids=["default-max-pages-100", "service"],
 )
 def test_a_page_of_200000_links_in_bounded_memory(site, tmp_path, args, records, fetched):
@@ -253,7 +257,8 @@ def test_a_page_of_200000_links_in_bounded_memory(site, tmp_path, args, records,
     records (and lxml's tree of its links) were held at once. With max_pages=100 every
     link is still recorded (199,901 ``over_max_pages``); profile ``service`` reads the
     first LINKS_PER_PAGE_MAX (1,000) links of a page and drops the 199,000 others —
-    counted, the page flagged ``links_capped``, the crawl log and the summary saying so."""
+    counted, the page flagged ``links_capped``, the crawl log and the summary saying so —
+    and records 1,000 URLs at most (LINKS_MAX_URLS)."""
     links = [f"/p/{i}" for i in range(200_000)]
     server = site(
         {"/": page(links, "Hub")},
@@ -278,7 +283,11 @@ def test_a_page_of_200000_links_in_bounded_memory(site, tmp_path, args, records,
         ]
         assert {"limit": "LINKS_PER_PAGE_MAX", "value": 1_000} in result.discovery["limits"]
         assert "Links not read (LINKS_PER_PAGE_MAX): 199,000 on 1 page(s)" in result.stderr
-        assert crawl_log["not_fetched"] == {"over_max_pages": 501}
+        # LINKS_MAX_URLS (1,000): the hub and 999 of its links recorded, the last one not
+        assert crawl_log["not_fetched"] == {"over_max_pages": 500}
+        assert {"limit": "LINKS_MAX_URLS", "value": 1_000, "kept": 1_000, "seen": 1_001} in (
+            result.discovery["limits"]
+        )
     else:
         assert hub["flags"] is None and crawl_log["links_dropped"] == 0
         assert crawl_log["not_fetched"] == {"over_max_pages": 199_901}

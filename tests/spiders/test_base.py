@@ -1,0 +1,44 @@
+"""What the entry points do before a crawl (``spiders/base.py``): the profile applied at
+spider priority, and the job folder a chunked run gets (``MAX_CHUNK_PAGES``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scrapy.settings import Settings
+
+from discovery_crawler import settings as project
+from discovery_crawler.arguments import RunOptions
+from discovery_crawler.extensions.job import JOBDIR_SETTING
+from discovery_crawler.profiles import available_profiles
+from discovery_crawler.spiders.base import RunEntry
+from tests.conftest import free_port
+
+
+def applied(tmp_path: Path, profile: str, **cmdline: object) -> Settings:
+    settings = Settings()
+    settings.setmodule(project, priority="project")
+    settings.setdict(cmdline, priority="cmdline")
+    url = f"http://127.0.0.1:{free_port()}/"
+    arguments = {"url": url, "profile": profile, "out": str(tmp_path / "out")}
+    RunEntry.apply_profile(RunOptions.from_arguments(arguments, available_profiles()), settings)
+    return settings
+
+
+def test_a_chunked_run_without_jobdir_keeps_its_job_under_the_out_folder(tmp_path):
+    settings = applied(tmp_path, "service")
+    assert settings.getint("MAX_CHUNK_PAGES") == 10
+    assert settings.get(JOBDIR_SETTING) == str(tmp_path / "out" / "_job")
+    assert settings.get("JOBDIR") is None  # Scrapy's own use of it is off
+
+
+def test_jobdir_given_is_the_job_folder(tmp_path):
+    settings = applied(tmp_path, "service", JOBDIR=str(tmp_path / "job"))
+    assert settings.get(JOBDIR_SETTING) == str(tmp_path / "job")
+
+
+def test_no_job_folder_without_chunks(tmp_path):
+    assert applied(tmp_path, "service", MAX_CHUNK_PAGES=0).get(JOBDIR_SETTING) is None
+    assert applied(tmp_path, "default").get(JOBDIR_SETTING) is None
+    chunked = applied(tmp_path, "default", MAX_CHUNK_PAGES=50)  # any profile can chunk
+    assert chunked.get(JOBDIR_SETTING) == str(tmp_path / "out" / "_job")
