@@ -355,11 +355,11 @@ class SSRFGuardMiddleware:
         """What the URL alone decides (scheme, credentials, port, literal address,
         origin), and the host name still to resolve."""
         refused, name, _ = self.policy.check_url(request.url)
-        if refused is None and self.same_origin and self._site is not None:
-            if not same_origin(request.url, self._site):
-                origin = url_origin(request.url)
-                why = f"{origin} is not the site's origin {self._site} (same origin only)"
-                return Refused("other_origin", why), None
+        site = self._site if self.same_origin else None
+        if refused is None and site is not None and not same_origin(request.url, site):
+            origin = url_origin(request.url)
+            why = f"{origin} is not the site's origin {site} (same origin only)"
+            return Refused("other_origin", why), None
         return refused, name
 
     def _refuse(self, request: Request, refused: Refused) -> None:
