@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -72,10 +73,10 @@ def serve():
         server.stop()
 
 
-def ssrf_allow(*origins: str) -> dict[str, str]:
+def ssrf_allow(*urls: str) -> dict[str, str]:
     """The explicit allow-list through which a crawl under the SSRF guard (profile
     service) reaches the tests' own loopback servers: 127.0.0.1 and their ports."""
-    ports = ",".join(["80", "443", *(o.rpartition(":")[2].strip("/") for o in origins)])
+    ports = ",".join(["80", "443", *(str(urlsplit(u).port) for u in urls)])
     return {"SSRF_ALLOWED_NETWORKS": "127.0.0.1/32", "SSRF_ALLOWED_PORTS": ports}
 
 

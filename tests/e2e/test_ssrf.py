@@ -20,7 +20,8 @@ from tests.e2e.test_robots_middleware import Server
 
 XML = {"Content-Type": "application/xml"}
 TEXT = {"Content-Type": "text/plain"}
-SERVICE = ("-a", "profile=service")
+# One invocation per test (chunks are tests/e2e/test_service.py's).
+SERVICE = ("-a", "profile=service", "-s", "MAX_CHUNK_PAGES=0")
 
 
 def xml(body: str) -> tuple[int, bytes, dict[str, str], float]:
