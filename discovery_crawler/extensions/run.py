@@ -209,6 +209,16 @@ class DiscoveryRun:
             record.failure = record.input_failure or (
                 f"site unreachable: {errors[0] if errors else 'no response'}"
             )
+        elif (closed := self._closed_by_robots(record)) is not None and not (
+            pages or any(a.ok or a.urls for a in attempts)
+        ):
+            # robots.txt could not be read and fails closed (RFC 9309 §2.3.1.4): nothing of
+            # the site may be fetched, so its inventory is unknown, not empty
+            record.failure = record.input_failure or (
+                f"robots.txt of {closed.origin} could not be read "
+                f"({closed.reason.partition(':')[0]}): fail closed (RFC 9309 §2.3.1.4), "
+                "nothing of the site was fetched"
+            )
         elif self.mode != "links" and not any(a.ok or a.urls for a in attempts):
             # (a sitemap cut at SITEMAP_MAX_BYTES is no ok attempt, but its URLs were kept)
             record.warn("no sitemap yielded any URL (see discovery.sitemap_attempts for why)")
@@ -223,6 +233,17 @@ class DiscoveryRun:
             for sitemap, hosts in record.other_hosts_by_sitemap.items():
                 for origin, count in hosts.most_common(3):
                     record.warn(f"{sitemap}: {count:,} URLs on {origin}, not this site")
+
+    @staticmethod
+    def _closed_by_robots(record: Any) -> Any:
+        """The site's robots policy when its robots.txt failed closed, else None."""
+        summary = record.robots_summary
+        if summary is None:
+            return None
+        for policy in summary.policies.values():
+            if policy.outcome == "fail_closed" and policy.origin == record.site_origin:
+                return policy
+        return None
 
     # -- resuming -------------------------------------------------------------------------
     def jobdir_state(self) -> dict[str, Any]:

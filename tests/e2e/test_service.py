@@ -271,13 +271,20 @@ class RobotsDown(SiteServer):
 
 
 def test_robots_txt_unreadable_fails_closed(tmp_path):
-    """robots.txt answering 503 (after its retries): no page of the origin is fetched."""
+    """robots.txt answering 503 (after its retries): no page of the origin is fetched, and
+    the job fails (exit 1, preview status 2) in one line: its inventory is unknown."""
     with RobotsDown(small_site(tmp_path / "site", "")) as server:
         out = tmp_path / "out"
         result = run(service_command(server.url("/"), out, "-s", "RETRY_TIMES=0"))
         paths = {path for _, path, _ in server.requests}
     assert paths == {"/robots.txt"}, paths
-    assert result.returncode == EXIT_CODES["completed"], result.stderr[-3000:]
+    assert result.returncode == EXIT_CODES["failed"], result.stderr[-3000:]
+    [failed] = [x.strip() for x in result.stderr.splitlines() if "FAILED:" in x]
+    assert failed == (
+        f"FAILED: robots.txt of {server.url('/').rstrip('/')} could not be read (robots.txt "
+        "answered 503): fail closed (RFC 9309 §2.3.1.4), nothing of the site was fetched"
+    )
+    assert preview(out)["status"] == 2
     [policy] = crawl_log_runs(out)[-1]["discovery"]["robots_policy"]["policies"].values()
     assert policy["outcome"] == "fail_closed"
     home = feed(out)[server.url("/")]
