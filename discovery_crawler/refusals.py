@@ -586,6 +586,9 @@ def classify_failure(url: str, exc: BaseException) -> Refusal | None:
         return Refusal("network", url, None, f"TLS handshake failed ({tls})")
     for name in names:
         if name in _NETWORK_WORDS:
+            if name in _GENERIC_FAILURES and (cause := failure_reason(exc)) != _NETWORK_WORDS[name]:
+                # what it wraps says what happened; its message is a list of Failure reprs
+                return Refusal("network", url, None, cause)
             detail = f": {message}" if message else ""
             return Refusal("network", url, None, f"{_NETWORK_WORDS[name]}{detail}")
     detail = f": {message}" if message else ""
@@ -658,6 +661,8 @@ def describe_exception(exc: BaseException, maxsize: int = 0) -> tuple[str, str]:
         return "connection refused", text
     if (tls := tls_failure_reason(exc)) is not None:
         return "tls handshake failed", tls
+    if name in _GENERIC_FAILURES and (cause := failure_reason(exc)) != _NETWORK_WORDS[name]:
+        return "network error", f"{name}: {cause}"  # not the repr of the Failures it wraps
     return "network error", f"{name}: {text}"
 
 

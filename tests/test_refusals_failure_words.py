@@ -99,3 +99,18 @@ def test_the_words_of_any_failure_never_raise(text):
         assert kind and isinstance(message, str)
         failure_text(exc, 1 << 20)
         tls_failure_reason(exc)
+
+
+def test_a_connection_closed_mid_headers_is_named_not_listed_as_reprs():
+    """A 1 MB header line: Twisted closes the connection and raises ``ResponseFailed`` of
+    a ``ConnectionDone``; its message is the list of Failure reprs — the refusal and the
+    sitemap error name the cause instead."""
+    from twisted.internet.error import ConnectionDone
+    from twisted.python.failure import Failure
+    from twisted.web._newclient import ResponseFailed
+
+    failed = ResponseFailed([Failure(ConnectionDone())])
+    refusal = classify_failure("https://example.com/", failed)
+    assert refusal is not None and refusal.refusal_class == "network"
+    assert refusal.reason == "connection closed before a full response"
+    assert failure_text(failed) == "ResponseFailed: connection closed before a full response"
