@@ -73,6 +73,7 @@ EDGE_PAGES = [  # pages of the link crawl: Scrapy's link-extractor samples, its 
     "/edge-page/unexpected-eof",
 ]
 RAW_PAGES = ["/stall", "/trickle", "/cut-body", "/header-flood", "/header-line"]
+BOMB_PAGES = ["/bomb-page-gzip", "/bomb-page-br"]  # HTML pages, Content-Encoding bombs
 
 
 def urlset(locs: list[str]) -> bytes:
@@ -161,6 +162,12 @@ class HostileSite:
             headers = {"Content-Type": "text/html", "Content-Encoding": "gzip"}
             [file] = [f for f in EDGECASES.iterdir() if f.name.partition(".")[0] == path[11:]]
             return 200, headers, file.read_bytes()
+        if path == "/bomb-page-gzip":
+            page = self.page(path)[: -len(b"</body></html>")]
+            return 200, {**HTML, "Content-Encoding": "gzip"}, zeros_gzip(page, BOMB_BYTES)
+        if path == "/bomb-page-br":
+            raw = self.page(path)[: -len(b"</body></html>")] + b" " * BOMB_BYTES
+            return 200, {**HTML, "Content-Encoding": "br"}, brotli.compress(raw, quality=5)
         if path == "/bomb-gzip.xml":
             return 200, {**XML, "Content-Encoding": "gzip"}, zeros_gzip(first, BOMB_BYTES)
         if path == "/bomb-deflate.xml":
@@ -241,7 +248,7 @@ class HostileSite:
             body = b"User-agent: *\nDisallow: /early\n" + filler * 100_000
             return 200, {"Content-Type": "text/plain"}, body + b"User-agent: *\nDisallow: /late\n"
         if path == "/":
-            links = ["/early", "/late", "/r/0", *RAW_PAGES, *EDGE_PAGES, "/good-page"]
+            links = ["/early", "/late", "/r/0", *RAW_PAGES, *BOMB_PAGES, *EDGE_PAGES, "/good-page"]
             return 200, HTML, self.page(path, links)
         if path.startswith("/r/"):
             hop = int(path[3:])

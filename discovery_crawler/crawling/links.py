@@ -69,7 +69,7 @@ from discovery_crawler.crawling.extract import anchor_text, iter_links, scan_htm
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.refusals import API_PROBE
 from discovery_crawler.middlewares.robots import RobotsDisallowed
-from discovery_crawler.refusals import classify_response
+from discovery_crawler.refusals import classify_oversize, classify_response
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import FILE_KINDS, answer_kind, fetch_decides, url_kind
 from discovery_crawler.urls.normalize import UrlError, origin_of, twin_key
@@ -971,7 +971,14 @@ class LinkCrawl:
             return
         meta = request.meta
         url = meta.get("page_url") or request.url
-        refusal = meta.get("refusal") or failure_refusal(failure)
+        refusal = meta.get("refusal")
+        if refusal is None and (oversize := classify_oversize(url, failure.value)) is not None:
+            # HttpCompression refuses a bomb after the refusal middleware saw its response:
+            # the refusal is made and counted here, on the run's tally
+            refusal = oversize.cite(meta).as_dict()
+            if self.record.refusals is not None:
+                self.record.refusals.add(refusal)
+        refusal = refusal or failure_refusal(failure)
         if meta.get("via") == "seed" and self.record.input_failure is None:
             # the seed got no answer: the run's failure says why, if that has a name
             maxsize = meta.get("download_maxsize", self.download_maxsize)

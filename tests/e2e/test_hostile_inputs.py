@@ -16,10 +16,11 @@ that stopped it, and a line in the summary; the good URLs are all there.
 - the link crawl (``/``): a 10 MB robots.txt (ROBOTS_MAX_BYTES), a 50-hop redirect chain
   (REDIRECT_MAX_TIMES), a response that stalls after its headers and one that trickles a
   byte a second (DOWNLOAD_TIMEOUT), one cut short of its Content-Length, 10,000 headers, a
-  1 MB header line, and Scrapy's link-extractor and gzip samples as pages.
+  1 MB header line, two HTML pages that are gzip and br bombs (DOWNLOAD_MAXSIZE: refusal
+  ``download``), and Scrapy's link-extractor and gzip samples as pages.
 
-DOWNLOAD_TIMEOUT is 3 s here (5 s in the bombs' crawl; 30 s by default) and RETRY_TIMES
-1, so that a stall costs 2 × 3 s; with the defaults it is bounded by 6 × 30 s. A page of
+DOWNLOAD_TIMEOUT is 5 s here (30 s by default) and RETRY_TIMES 1, so that a stall costs
+2 × 5 s; with the defaults it is bounded by 6 × 30 s. A page of
 200,000 links is ``e2e/test_links_bad_input.py``'s (200 MB, 90 s).
 """
 
@@ -34,7 +35,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, CrawlResult, run_discover
-from tests.hostile_site import BIG_CASES, BOMB_CASES, EDGE_PAGES, HostileSite
+from tests.hostile_site import BIG_CASES, BOMB_CASES, BOMB_PAGES, EDGE_PAGES, HostileSite
 
 PEAK_RSS = [sys.executable, str(ROOT / "tests" / "probes" / "peak_rss.py")]
 FAST_FAILURES = {"DOWNLOAD_TIMEOUT": 3, "RETRY_TIMES": 1}
@@ -47,6 +48,7 @@ def site() -> Iterator[HostileSite]:
     server.prepare(
         ["/index-bombs.xml", "/index-big.xml", "/robots.txt"]
         + [f"/{case}" for case in BOMB_CASES + BIG_CASES if not case.startswith("stall")]
+        + BOMB_PAGES
     )
     yield server
     server.stop()
@@ -85,7 +87,7 @@ def summary(result: CrawlResult) -> str:
 
 
 def test_bombs_entities_and_a_stall_are_refused_and_the_good_sitemap_read(site, tmp_path):
-    """Budget 60 s, 1,200 MB (measured 18-23 s, 570-580 MB: four Content-Encoding bombs are
+    """Budget 60 s, 1,200 MB (measured 18-30 s, 570-580 MB: four Content-Encoding bombs are
     each inflated to 64 MiB by Scrapy before it refuses them, a few at once, and the
     reactor waits meanwhile: DOWNLOAD_TIMEOUT is 5 s here, so that only the stall times
     out)."""
@@ -171,9 +173,10 @@ def test_a_50_mb_line_and_a_million_locs_are_read_within_bounds(site, tmp_path):
 
 
 def test_link_crawl_network_faults_redirects_and_a_10_mb_robots_txt(site, tmp_path):
-    """Budget 30 s, 450 MB (measured 8 s, 213 MB). Each fault is a refusal record with its
-    class and reason; every other page is fetched."""
-    result = crawl(site, tmp_path, "/", "-a", "mode=links", code=0, seconds=30, mb=450)
+    """Budget 40 s, 800 MB (measured 12 s, 340-360 MB; DOWNLOAD_TIMEOUT 5 s, as the bombs
+    hold the reactor meanwhile). Each fault is a refusal record with its class and reason;
+    every other page is fetched."""
+    result = crawl(site, tmp_path, "/", "-a", "mode=links", code=0, seconds=40, mb=800, timeout=5)
     o = site.origin
     records = {r["url"][len(o) :]: r for r in result.records}
     # robots.txt of 10 MB: read up to ROBOTS_MAX_BYTES (500 KiB); the rule in it binds,
@@ -194,13 +197,17 @@ def test_link_crawl_network_faults_redirects_and_a_10_mb_robots_txt(site, tmp_pa
         "/trickle": ("timeout", "timed out: Getting "),
         "/cut-body": ("network", "response cut short (data loss)"),
         "/header-line": ("network", "connection closed before a full response"),
+        **{
+            path: ("download", "larger than DOWNLOAD_MAXSIZE (64 MiB) once decompressed")
+            for path in BOMB_PAGES
+        },
     }
     for path, (cls, reason) in expected.items():
         assert refusals[path]["class"] == cls, refusals[path]
         assert refusals[path]["reason"].startswith(reason), refusals[path]
         assert records[path]["refusal"]["class"] == cls
     assert set(refusals) == set(expected)
-    assert "Refusals (4): 2 timeout, 2 network" in summary(result)
+    assert "Refusals (6): 2 download, 2 timeout, 2 network" in summary(result)
     # 10,000 headers are read (Twisted has no count limit): the page is an ordinary one
     assert records["/header-flood"]["status"] == 200
     # Scrapy's samples are pages like any other; the gzip ones (Content-Encoding) too
