@@ -36,6 +36,7 @@ STOPPING_LIMITS = frozenset(
         "SITEMAP_MAX_DEPTH",
         "SITEMAP_MAX_DOCUMENTS",
         "SITEMAP_MAX_URLS",
+        "SITEMAP_MAX_URLS_PER_FILE",  # a file's entries past it are not read
         "LINKS_PER_PAGE_MAX",  # a page's links past it are not read
         "LINKS_MAX_URLS",  # links found past it are not recorded
     }

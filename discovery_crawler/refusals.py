@@ -15,6 +15,8 @@ class, the status, a reason in words and the citation of the page that linked to
   cookies", Cloudflare's "Just a moment...") with few links;
 - ``download``: the server sent a file (PDF, zip, image…), by Content-Disposition
   ``attachment`` or a Content-Type that is not HTML (a body sniffed as HTML is a page);
+  or a response over DOWNLOAD_MAXSIZE, not read (``classify_oversize``: a Content-Encoding
+  bomb, which Scrapy refuses after the refusal middleware has seen the response);
 - ``shell``: HTML with scripts, an app root (``<div id="root|app|__next">``…) and no
   readable text, and few or no links — when no browser ran;
 - ``server_error``: a 5xx answer (500, 502, 504, 522…; a 503 that is not a block page:
@@ -586,10 +588,20 @@ def classify_failure(url: str, exc: BaseException) -> Refusal | None:
         return Refusal("network", url, None, f"TLS handshake failed ({tls})")
     for name in names:
         if name in _NETWORK_WORDS:
+            if name in _GENERIC_FAILURES and (cause := failure_reason(exc)) != _NETWORK_WORDS[name]:
+                # what it wraps says what happened; its message is a list of Failure reprs
+                return Refusal("network", url, None, cause)
             detail = f": {message}" if message else ""
             return Refusal("network", url, None, f"{_NETWORK_WORDS[name]}{detail}")
     detail = f": {message}" if message else ""
     return Refusal("network", url, None, f"download failed ({names[0]}{detail})")
+
+
+def classify_oversize(url: str, exc: BaseException) -> Refusal | None:
+    """A fetch Scrapy stopped at DOWNLOAD_MAXSIZE (cancelled as it came, or ignored once
+    decompressed past it) as a ``download`` refusal with the cap in words; else None."""
+    text = download_cap_text(exc)
+    return None if text is None else Refusal("download", url, None, text)
 
 
 # Words that say only that something failed: a wrapped cause says more when there is one.
@@ -658,6 +670,8 @@ def describe_exception(exc: BaseException, maxsize: int = 0) -> tuple[str, str]:
         return "connection refused", text
     if (tls := tls_failure_reason(exc)) is not None:
         return "tls handshake failed", tls
+    if name in _GENERIC_FAILURES and (cause := failure_reason(exc)) != _NETWORK_WORDS[name]:
+        return "network error", f"{name}: {cause}"  # not the repr of the Failures it wraps
     return "network error", f"{name}: {text}"
 
 

@@ -151,6 +151,10 @@ SITEMAP_WORKER_LINES = False
 SITEMAP_WORKER_EARLY = False
 SITEMAP_MAX_DOCUMENTS = 0  # 0 = no limit
 SITEMAP_MAX_URLS = 0  # 0 = no limit
+# Entries read from one sitemap file (pages and child sitemaps together): the protocol's
+# 50,000; past it the file is not read further, its attempt and the crawl log say so and
+# the run is bounded (exit 5). 0 = no limit.
+SITEMAP_MAX_URLS_PER_FILE = 50_000
 SITEMAP_MAX_DEPTH = 0  # index nesting; 0 = no limit (cycles are stopped by a visited set)
 SITEMAP_MAX_BYTES = 52_428_800 + 1_048_576  # decompressed; the protocol's 50 MiB + margin
 # The per-URL tables (dedup seen-set, slug allocator) are sized once for the URL count the

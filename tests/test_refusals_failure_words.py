@@ -12,6 +12,7 @@ from scrapy.exceptions import DownloadCancelledError, DownloadFailedError, Ignor
 
 from discovery_crawler.refusals import (
     classify_failure,
+    classify_oversize,
     describe_exception,
     download_cap_text,
     failure_text,
@@ -99,3 +100,35 @@ def test_the_words_of_any_failure_never_raise(text):
         assert kind and isinstance(message, str)
         failure_text(exc, 1 << 20)
         tls_failure_reason(exc)
+
+
+def test_a_connection_closed_mid_headers_is_named_not_listed_as_reprs():
+    """A 1 MB header line: Twisted closes the connection and raises ``ResponseFailed`` of
+    a ``ConnectionDone``; its message is the list of Failure reprs — the refusal and the
+    sitemap error name the cause instead."""
+    from twisted.internet.error import ConnectionDone
+    from twisted.python.failure import Failure
+    from twisted.web._newclient import ResponseFailed
+
+    failed = ResponseFailed([Failure(ConnectionDone())])
+    refusal = classify_failure("https://example.com/", failed)
+    assert refusal is not None and refusal.refusal_class == "network"
+    assert refusal.reason == "connection closed before a full response"
+    assert failure_text(failed) == "ResponseFailed: connection closed before a full response"
+
+
+def test_a_content_encoding_bomb_is_a_download_refusal_with_the_cap():
+    """HttpCompression's IgnoreRequest past DOWNLOAD_MAXSIZE: class ``download``, the cap in
+    words; any other failure is not one."""
+    bomb = IgnoreRequest(
+        "Ignored response <200 https://example.com/p> because its body (81605 B compressed, "
+        "67174400 B decompressed so far) exceeded DOWNLOAD_MAXSIZE (67108864 B) during "
+        "decompression."
+    )
+    refusal = classify_oversize("https://example.com/p", bomb)
+    assert refusal is not None and refusal.refusal_class == "download"
+    assert refusal.reason == (
+        "larger than DOWNLOAD_MAXSIZE (64 MiB) once decompressed (Content-Encoding): 81,605 "
+        "bytes as served, over 67,174,400 decompressed, not read"
+    )
+    assert classify_oversize("https://example.com/p", IgnoreRequest("robots")) is None

@@ -71,7 +71,7 @@ from discovery_crawler.middlewares.refusals import API_PROBE
 from discovery_crawler.middlewares.robots import RobotsDisallowed
 from discovery_crawler.middlewares.ssrf import FLAG as SSRF_FLAG
 from discovery_crawler.middlewares.ssrf import SSRFRefused
-from discovery_crawler.refusals import classify_response
+from discovery_crawler.refusals import classify_oversize, classify_response
 from discovery_crawler.urls.addresses import same_origin
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import FILE_KINDS, answer_kind, fetch_decides, url_kind
@@ -1020,7 +1020,14 @@ class LinkCrawl:
             return
         meta = request.meta
         url = meta.get("page_url") or request.url
-        refusal = meta.get("refusal") or failure_refusal(failure)
+        refusal = meta.get("refusal")
+        if refusal is None and (oversize := classify_oversize(url, failure.value)) is not None:
+            # HttpCompression refuses a bomb after the refusal middleware saw its response:
+            # the refusal is made and counted here, on the run's tally
+            refusal = oversize.cite(meta).as_dict()
+            if self.record.refusals is not None:
+                self.record.refusals.add(refusal)
+        refusal = refusal or failure_refusal(failure)
         if meta.get("via") == "seed" and self.record.input_failure is None:
             # the seed got no answer: the run's failure says why, if that has a name
             maxsize = meta.get("download_maxsize", self.download_maxsize)

@@ -103,6 +103,7 @@ class SitemapWalk:
         self.max_urls = settings.getint("SITEMAP_MAX_URLS")
         self.max_depth = settings.getint("SITEMAP_MAX_DEPTH")
         self.max_bytes = settings.getint("SITEMAP_MAX_BYTES")
+        self.max_entries = settings.getint("SITEMAP_MAX_URLS_PER_FILE")
         self.download_maxsize = settings.getint("DOWNLOAD_MAXSIZE")
         reserve = settings.getint("INVENTORY_RESERVE_URLS")
         if run.walk is None:
@@ -445,7 +446,7 @@ class SitemapWalk:
                 first_run=self._first_run() if self.worker_lines else 0,
             )
             async for kind, payload in self._worker.parse(
-                response.body, base, self.max_bytes, self.batch_size, context
+                response.body, base, self.max_bytes, self.batch_size, context, self.max_entries
             ):
                 if kind == "batches":
                     for batch in payload:
@@ -491,7 +492,9 @@ class SitemapWalk:
         if listing is None:
             listing = SitemapListing()
         try:
-            for entries in iter_sitemap_batches(body, result, self.batch_size, url=base):
+            for entries in iter_sitemap_batches(
+                body, result, self.batch_size, url=base, max_entries=self.max_entries
+            ):
                 if skip:  # already yielded by a worker that died
                     cut = min(skip, len(entries))
                     skip -= cut
@@ -519,13 +522,33 @@ class SitemapWalk:
         if too_large is not None:
             attempt.error = self._too_large(result)
             self.crawler.stats.inc_value("discovery/sitemaps/too_large")
+        elif result.capped:
+            attempt.error = (
+                f"capped: read its first {result.capped:,} entries (SITEMAP_MAX_URLS_PER_FILE, "
+                "the protocol's limit per file); the rest of the file was not read"
+            )
+            self.crawler.stats.inc_value("discovery/sitemaps/capped")
+            capped = record.limits.get("SITEMAP_MAX_URLS_PER_FILE", {}).get("files", 0)
+            record.limit_bound("SITEMAP_MAX_URLS_PER_FILE", value=result.capped, files=capped + 1)
+            record.warn(
+                f"sitemaps listing more than {result.capped:,} entries were read up to them "
+                "(SITEMAP_MAX_URLS_PER_FILE); the rest of each was not read"
+            )
         self._fill_attempt(attempt, result, response)
         children = result.children
         index_urlset = bool(listing.possible and result.format == "urlset" and too_large is None)
         self._expect(0 if index_urlset else result.urls)
         if result.malformed_count:
             record.malformed.add_counted(
-                {_NO_LOCATION: result.malformed_count},
+                {
+                    reason: n
+                    for reason, n in {
+                        _NO_LOCATION: result.malformed_count
+                        - sum(result.malformed_reasons.values()),
+                        **result.malformed_reasons,
+                    }.items()
+                    if n
+                },
                 [{"raw": raw, "reason": _NO_LOCATION, "sitemap": base} for raw in result.malformed],
             )
             record.counts["malformed"] += result.malformed_count

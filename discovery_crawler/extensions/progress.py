@@ -93,6 +93,27 @@ def outcome_lines(record: RunRecord) -> list[str]:
     return []
 
 
+FAILED_SITEMAPS_LISTED = 20  # lines; the crawl log's sitemap_attempts has every one
+# What makes a conventional address's failure news: it answered, and a cap or a timeout
+# stopped it. Its 404, or a page served there instead, says only that the guess missed.
+_CONVENTIONAL_NEWS = ("refused", "capped", "larger than", "timeout")
+
+
+def failed_sitemap_lines(record: RunRecord) -> list[str]:
+    """One line for each sitemap named (by robots.txt, an index, the input) that was
+    refused or failed while others were read: a bomb, a cap, a timeout, a 404."""
+    failed = [
+        a
+        for a in record.attempts.values()
+        if a.error and (a.source != "conventional" or a.error.startswith(_CONVENTIONAL_NEWS))
+    ]
+    lines = [f"  {a.url}: {a.error}" for a in failed[:FAILED_SITEMAPS_LISTED]]
+    if len(failed) > FAILED_SITEMAPS_LISTED:
+        more = len(failed) - FAILED_SITEMAPS_LISTED
+        lines.append(f"  … and {more:,} more sitemap(s) refused or failed (crawl log)")
+    return lines
+
+
 def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> list[str]:
     """The end-of-run summary, one line each."""
     site = record.site_origin or record.options.url
@@ -132,6 +153,8 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     if tried and not ok:
         for attempt in list(record.attempts.values())[:5]:
             lines.append(f"  {attempt.url}: {attempt.error or 'no URLs'}")
+    else:
+        lines.extend(failed_sitemap_lines(record))
     for attempt in record.attempts.values():
         if attempt.ok and getattr(attempt, "note", None) and attempt.index:
             lines.append(f"  {attempt.url}: {attempt.note}")

@@ -138,6 +138,7 @@ def iter_sitemap_batches(
     max_bytes: int = 0,
     fast: bool = True,
     url: str | None = None,
+    max_entries: int = 0,
 ) -> Iterator[list[tuple[Any, ...]]]:
     """Yield the page entries of a sitemap body in lists of up to ``batch_size``.
 
@@ -146,7 +147,9 @@ def iter_sitemap_batches(
     sitemaps of an index are collected in ``result.children`` (raw locations). ``url``,
     the document's address, tells a text sitemap's scheme-less line naming the site's
     host from a word (``host_first``). ``fast=False`` leaves out the fast paths (the
-    plain-urlset reader).
+    plain-urlset reader). ``max_entries`` (0: none) stops reading after that many entries,
+    pages and child sitemaps together (the protocol's 50,000 a file): ``result.capped``
+    then says so, and the rest of the document is not read.
     """
     if result is None:
         result = ParseResult()
@@ -157,7 +160,10 @@ def iter_sitemap_batches(
     chosen = [reader for reader in choose(head) if fast or not reader.fast]
     try:
         if chosen:
-            yield from _read(chosen, body, result, batch_size, url)
+            batches = _bounded_fields(_read(chosen, body, result, batch_size, url), result)
+            if max_entries > 0:
+                batches = _capped(batches, result, max_entries)
+            yield from batches
         else:
             result.format = head.kind  # "empty": no reader claims a document without bytes
     finally:
@@ -187,6 +193,79 @@ def _read(
                 raise
             body.restart()
             _start_over(result)
+
+
+FIELD_MAX = 64
+"""The longest lastmod, changefreq or priority kept (a W3C datetime is at most 32
+characters): a longer one — a hostile 40 MB text node — is dropped and counted."""
+LONG_FIELD = f"a lastmod, changefreq or priority over {FIELD_MAX} characters: dropped"
+"""The ``ParseResult.repairs`` reason for it."""
+LOC_MAX = 8_192
+"""The longest ``<loc>`` kept (the protocol allows 2,048 characters; no server or browser
+takes 8 KiB): a longer entry is malformed (``LONG_LOC``), not a 20 MB record."""
+LONG_LOC = f"location over {LOC_MAX:,} characters"
+
+
+def _too_long(row: tuple[Any, ...]) -> bool:
+    return len(row[0]) > LOC_MAX or any(f and len(f) > FIELD_MAX for f in row[1:4])
+
+
+def _bounded_fields(
+    batches: Iterator[list[tuple[Any, ...]]], result: ParseResult
+) -> Iterator[list[tuple[Any, ...]]]:
+    """The batches without a location over ``LOC_MAX`` (malformed) and with every field
+    over ``FIELD_MAX`` emptied (a repair): one cheap scan a batch, rows rebuilt only in a
+    batch that has one."""
+    for batch in batches:
+        if any(
+            len(r[0]) > LOC_MAX
+            or (r[1] and len(r[1]) > FIELD_MAX)
+            or (r[2] and len(r[2]) > FIELD_MAX)
+            or (r[3] and len(r[3]) > FIELD_MAX)
+            for r in batch
+        ):
+            rows = []
+            for row in batch:
+                if _too_long(row):
+                    if len(row[0]) > LOC_MAX:
+                        result.urls -= 1
+                        result.malformed_count += 1
+                        result.malformed_reasons[LONG_LOC] = (
+                            result.malformed_reasons.get(LONG_LOC, 0) + 1
+                        )
+                        continue
+                    fields = [f if not f or len(f) <= FIELD_MAX else "" for f in row[1:4]]
+                    result.add_repair(LONG_FIELD, 1, row[0][:200])
+                    values = (row[0], *fields, *row[4:])
+                    row = row._make(values) if hasattr(row, "_make") else values
+                rows.append(row)
+            batch = rows
+        yield batch
+
+
+def _capped(
+    batches: Iterator[list[tuple[Any, ...]]], result: ParseResult, cap: int
+) -> Iterator[list[tuple[Any, ...]]]:
+    """The first ``cap`` entries (rows yielded and children collected); past them the
+    reader is closed, so a file of a million ``<loc>`` costs what 50,000 do."""
+    yielded = 0
+    for batch in batches:
+        room = cap - yielded - len(result.children)
+        if len(batch) > room:
+            if room > 0:
+                yielded += room
+                yield batch[:room]
+            del result.children[max(0, cap - yielded) :]
+            batches.close()  # type: ignore[attr-defined]
+            result.capped = cap
+            result.urls, result.sitemaps = yielded, len(result.children)
+            return
+        yielded += len(batch)
+        yield batch
+    if yielded + len(result.children) > cap:  # an index: its children, past the cap
+        del result.children[max(0, cap - yielded) :]
+        result.capped = cap
+        result.urls, result.sitemaps = yielded, len(result.children)
 
 
 def _skipping(

@@ -57,12 +57,14 @@ class ParseResult:
     extensions: dict[str, int] = field(default_factory=dict)  # image/video/news... elements
     malformed: list[str] = field(default_factory=list)  # raw entries without a usable loc
     malformed_count: int = 0
+    malformed_reasons: dict[str, int] = field(default_factory=dict)  # other than no <loc>
     children: list[str] = field(default_factory=list)  # child sitemaps of an index
     problem: str | None = None  # recovered error, in words
     decompressed_bytes: int = 0
     gzipped: bool = False
     repairs: dict[str, int] = field(default_factory=dict)  # entries read other than as written
     repair_examples: list[dict[str, str]] = field(default_factory=list)  # a few, with raw
+    capped: int = 0  # the entry cap that stopped reading (SITEMAP_MAX_URLS_PER_FILE); 0: none
 
     def add_malformed(self, raw: str, cap: int = 100) -> None:
         self.malformed_count += 1

@@ -63,11 +63,11 @@ def serve(reader: int, writer: int) -> None:
     chunks."""
     tools = Tools()
     for task in iter(_receiver(reader), None):
-        task_id, body, base, max_bytes, batch_size, context = task
+        task_id, body, base, max_bytes, batch_size, max_entries, context = task
         tools = tools.fit(context)
         try:
             for kind, payload in parse_document(
-                body, base, max_bytes, batch_size, tools, CHUNK_BATCHES
+                body, base, max_bytes, batch_size, tools, CHUNK_BATCHES, max_entries
             ):
                 send_frame(writer, pickle.dumps((kind, task_id, payload), _PROTOCOL))
         except Exception as exc:  # a parser bug: the spider re-parses in-process
@@ -199,6 +199,7 @@ class ParseWorker:
         max_bytes: int,
         batch_size: int,
         context: RunContext,
+        max_entries: int = 0,
     ) -> AsyncIterator[tuple[str, Any]]:
         """Parse a document in the worker: ``("batches", [...])`` then ``("done", ...)``;
         raises ``WorkerFailed`` if the worker cannot finish it."""
@@ -209,7 +210,7 @@ class ParseWorker:
 
         replies: asyncio.Queue[tuple[str, int, Any]] = asyncio.Queue()
         self._tasks[task_id] = replies
-        self._outbox.put((task_id, body, base, max_bytes, batch_size, context))
+        self._outbox.put((task_id, body, base, max_bytes, batch_size, max_entries, context))
         try:
             while True:
                 kind, _, payload = await replies.get()

@@ -216,7 +216,12 @@ class EstimateSpider(Spider):
         max_bytes = self.settings.getint("SITEMAP_MAX_BYTES")
         try:
             for batch in iter_sitemap_batches(
-                SitemapBody(response.body, max_bytes), result, 1000, max_bytes
+                SitemapBody(response.body, max_bytes),
+                result,
+                1000,
+                max_bytes,
+                # what discover would read of the file
+                max_entries=self.settings.getint("SITEMAP_MAX_URLS_PER_FILE"),
             ):
                 for entry in batch:
                     languages.add_url(entry[0])
@@ -229,6 +234,10 @@ class EstimateSpider(Spider):
         for child in result.children:
             languages.add_url(child)
         attempt.update(format=result.format, urls=result.urls, sub_sitemaps=len(result.children))
+        if result.capped:
+            attempt["capped"] = (
+                f"read its first {result.capped:,} entries (SITEMAP_MAX_URLS_PER_FILE)"
+            )
         if result.problem:
             attempt["problem"] = result.problem
         if not result.urls and not result.children:

@@ -952,3 +952,67 @@ def test_fast_path_reads_well_formed_headers():
         ).encode()
         assert batch_shapes(data) == [5], head
         assert_paths_agree(data)
+
+
+# -- hostile sizes: entries per file, field lengths (issue 17) -----------------------------
+def urlset_of(count: int, extra: str = "") -> bytes:
+    rows = "".join(f"<url><loc>https://example.com/p/{i}</loc>{extra}</url>" for i in range(count))
+    return f'<urlset xmlns="{NS}">{rows}</urlset>'.encode()
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "lxml"])
+@pytest.mark.parametrize(
+    ("count", "cap", "kept", "capped"),
+    [(2_500, 1_000, 1_000, 1_000), (2_500, 1_250, 1_250, 1_250), (1_000, 1_000, 1_000, 0)],
+    ids=["cut-at-a-batch", "cut-inside-a-batch", "exactly-the-cap"],
+)
+def test_max_entries_reads_a_file_up_to_the_cap(fast, count, cap, kept, capped):
+    """``max_entries`` stops the document after that many entries, in document order, and
+    ``result.capped`` says so — not when the file holds exactly that many."""
+    result = ParseResult()
+    batches = list(iter_sitemap_batches(urlset_of(count), result, 500, fast=fast, max_entries=cap))
+    locs = [row[0] for batch in batches for row in batch]
+    assert locs == [f"https://example.com/p/{i}" for i in range(kept)]
+    assert (result.urls, result.capped) == (kept, capped)
+
+
+def test_max_entries_caps_an_index_s_children():
+    rows = "".join(f"<sitemap><loc>https://example.com/s{i}.xml</loc></sitemap>" for i in range(30))
+    result = ParseResult()
+    data = f'<sitemapindex xmlns="{NS}">{rows}</sitemapindex>'.encode()
+    assert list(iter_sitemap_batches(data, result, max_entries=10)) == []
+    assert result.children == [f"https://example.com/s{i}.xml" for i in range(10)]
+    assert (result.sitemaps, result.capped) == (10, 10)
+
+
+def test_a_million_locs_cost_what_the_cap_does():
+    """1M ``<loc>`` (~50 MB) capped at 50,000: only the first part of the file is read."""
+    data = urlset_of(1_000_000)
+    result = ParseResult()
+    started = time.monotonic()
+    n = sum(len(b) for b in iter_sitemap_batches(data, result, 1000, max_entries=50_000))
+    assert (n, result.capped) == (50_000, 50_000)
+    assert time.monotonic() - started < 5
+    assert result.decompressed_bytes < len(data) // 4  # the rest was never inflated or read
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "lxml"])
+def test_huge_fields_are_dropped_and_a_huge_loc_is_malformed(fast):
+    """A 5 MB ``<changefreq>`` is dropped (a repair, the entry kept with its lastmod); a
+    ``<loc>`` over LOC_MAX is malformed with its own reason; the others are untouched."""
+    huge = "x" * 5_000_000
+    data = (
+        f'<urlset xmlns="{NS}"><url><loc>https://example.com/a</loc><lastmod>2024-01-01'
+        f"</lastmod><changefreq>{huge}</changefreq></url>"
+        f"<url><loc>https://example.com/{'l' * 9_000}</loc></url>"
+        "<url><loc>https://example.com/b</loc><priority>0.5</priority></url></urlset>"
+    ).encode()
+    result = ParseResult()
+    rows = [row for b in iter_sitemap_batches(data, result, fast=fast) for row in b]
+    assert [(r[0], r[1] or None, r[2] or None, r[3] or None) for r in rows] == [
+        ("https://example.com/a", "2024-01-01", None, None),
+        ("https://example.com/b", None, None, "0.5"),
+    ]
+    assert result.repairs == {parser_module.LONG_FIELD: 1}
+    assert result.malformed_reasons == {parser_module.LONG_LOC: 1}
+    assert (result.urls, result.malformed_count) == (2, 1)

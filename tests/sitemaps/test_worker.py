@@ -245,6 +245,16 @@ def test_parse_document_refuses_a_bomb_with_the_reason():
     assert result.decompressed_bytes <= 10_000 + 65_536  # stopped at the cap, not at the end
 
 
+def test_parse_document_stops_at_max_entries_and_says_so():
+    """SITEMAP_MAX_URLS_PER_FILE in the worker: the first entries, then ``capped``."""
+    body = urlset([f"{SITE}/{i}" for i in range(2_500)])
+    messages = list(parse_document(body, BASE, 0, 100, Tools(), max_entries=1_050))
+    urls = [e.url for k, p in messages if k == "batches" for b in p for e in entries_of(b)]
+    assert urls == [f"{SITE}/{i}" for i in range(1_050)]
+    result = messages[-1][1][0]
+    assert (result.urls, result.capped) == (1_050, 1_050)
+
+
 def test_the_worker_process_round_trip_and_death():
     """A real worker process: same entries as in-process; after it dies, a clear error."""
     locs = [f"{SITE}/docs/page-{i}.html" for i in range(3_000)] + ["http://[::1"]
