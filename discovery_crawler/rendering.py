@@ -105,6 +105,15 @@ def _missing(settings: Mapping[str, Any] | Settings | None) -> str | None:
     return None
 
 
+def _setting_on(value: Any) -> bool:
+    """A boolean setting as Scrapy's ``getbool`` reads it (``2``, ``01`` are on too): the
+    guard and this check must agree, or the browser runs under an enabled guard."""
+    try:
+        return bool(int(value))
+    except (TypeError, ValueError):
+        return str(value).strip().lower() in ("true", "yes")
+
+
 def plan_render(mode: str, settings: Mapping[str, Any] | Settings | None = None) -> RenderPlan:
     """The settings overrides for ``mode`` on this machine.
 
@@ -116,7 +125,7 @@ def plan_render(mode: str, settings: Mapping[str, Any] | Settings | None = None)
         raise ValueError(f"render={mode!r}; expected one of {', '.join(RENDER_MODES)}")
     if mode == "never":
         return RenderPlan(mode, "never")
-    if str(_get(settings, "SSRF_GUARD_ENABLED", False)).strip().lower() in ("true", "1", "yes"):
+    if _setting_on(_get(settings, "SSRF_GUARD_ENABLED", False)):
         # Chromium resolves and connects on its own, past the guard's checks and pins.
         why = "the SSRF guard is on (the browser would connect past its checks)"
         if mode == "always":

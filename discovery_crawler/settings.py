@@ -188,6 +188,9 @@ SSRF_ALLOWED_PORTS = [80, 443]
 SSRF_ALLOWED_NETWORKS: list[str] = []
 SSRF_SAME_ORIGIN = False
 SSRF_TEST_RESOLUTIONS: dict[str, list[str]] = {}
+# SSRF_SITE: the input whose origin SSRF_SAME_ORIGIN holds a spider without a discovery run
+# to (the estimate spider sets it to its input).
+SSRF_SITE = ""
 ROBOTS_FAIL_CLOSED = True  # robots.txt 5xx/429/timeout/unreachable blocks the origin
 
 # -a verify=1 (SPEC §3, crawling/verify.py): how each sitemap-listed page is asked. HEAD

@@ -95,7 +95,9 @@ def test_addon_refuses_always_without_a_browser():
         get_crawler(settings_dict={"ADDONS": ADDON, "RENDER_MODE": "always", **NO_BROWSER})
 
 
-@pytest.mark.parametrize("guard", [True, "True", "1"])
+# "2" and "01" are on to Scrapy's getbool (the guard's switch): a check reading only "1"
+# let Chromium run under an enabled guard (the guard then stopped the crawl, exit 3).
+@pytest.mark.parametrize("guard", [True, "True", "1", "2", "01", " 1"])
 def test_no_rendering_under_the_ssrf_guard(guard):
     """Chromium resolves and connects on its own, past the guard: auto renders nothing (a
     note says why), always is refused in one line, whatever browser there is."""

@@ -58,6 +58,8 @@ from discovery_crawler.crawling.links import LinkCrawl, failure_refusal, settle_
 from discovery_crawler.estimate import human_duration
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.robots import RobotsDisallowed
+from discovery_crawler.middlewares.ssrf import FLAG as SSRF_FLAG
+from discovery_crawler.middlewares.ssrf import SSRFRefused
 from discovery_crawler.refusals import classify_failure, classify_response
 from discovery_crawler.signals import urls_expected
 from discovery_crawler.sitemaps.facts import FACTS
@@ -415,7 +417,12 @@ class ListedPageVerifier:
             classified = classify_failure(request.url, exc)
             if classified is None:  # ignored by a component: a decision, not an answer
                 extra["reason"] = str(exc) or type(exc).__name__
-                rec = self._verify_base(entry, last_status, None)
+                refused = None
+                if isinstance(exc, SSRFRefused):  # the record names the guard's rule
+                    refused = {**failure_refusal(failure), "url": request.url, **_citation(entry)}
+                rec = self._verify_base(entry, last_status, refused)
+                if refused is not None:
+                    rec["flags"] = [SSRF_FLAG]
                 if chain:
                     rec["redirected_to"] = request.url
                 rec[VERDICT_KEY] = ("unchecked", "ignored", extra or None)

@@ -327,6 +327,10 @@ class SSRFGuardMiddleware:
         if self.run is not None:  # the crawl log's ssrf
             self.run.record.ssrf = self.summary
             self._site = url_origin(self.run.options.url)
+        elif site := settings.get("SSRF_SITE"):
+            # a spider without a discovery run (estimate) names its input here, or same
+            # origin would hold nothing: its Sitemap: lines and redirects went anywhere
+            self._site = url_origin(str(site))
         # Unguarded once the engine has stopped: the crawl log, written at close, reads
         # the pins; a later crawl in this process starts with none.
         crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
@@ -355,8 +359,8 @@ class SSRFGuardMiddleware:
         """What the URL alone decides (scheme, credentials, port, literal address,
         origin), and the host name still to resolve."""
         refused, name, _ = self.policy.check_url(request.url)
-        site = self._site if self.same_origin else None
-        if refused is None and site is not None and not same_origin(request.url, site):
+        site = self._site
+        if refused is None and self.same_origin and site and not same_origin(request.url, site):
             origin = url_origin(request.url)
             why = f"{origin} is not the site's origin {site} (same origin only)"
             return Refused("other_origin", why), None

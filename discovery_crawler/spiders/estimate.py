@@ -117,6 +117,7 @@ class EstimateSpider(Spider):
         self.answers: list[tuple[str, int | None, str | None]] = []
         self.attempts: list[dict[str, Any]] = []
         self.candidates: list[tuple[str, str]] = []  # (url, source), in order
+        self.asked: set[str] = set()  # the candidates requested
         self.sitemap: dict[str, Any] | None = None
         self.advertised_unread = 0
         self.languages = Languages()
@@ -135,6 +136,9 @@ class EstimateSpider(Spider):
         check_url_length(spider.url, settings.getint("URLLENGTH_LIMIT"))
         if not settings.frozen:
             settings.setdict(load_profile(spider.options["profile"]), priority="spider")
+            # The SSRF guard's same-origin rule holds the estimate's requests to the input's
+            # origin too (no discovery run names it to the guard).
+            settings.set("SSRF_SITE", spider.url, priority="spider")
             # The expected duration uses the crawl's interval; the estimate's own two or
             # three requests are paced by ESTIMATE_HOST_INTERVAL when that is shorter, so it
             # answers in ~1 s (SPEC §9: "≤ 2 s typical").
@@ -188,9 +192,12 @@ class EstimateSpider(Spider):
         if not any(source == "conventional" for _, source in self.candidates):
             for path in self.settings.getlist("SITEMAP_CONVENTIONAL_PATHS"):
                 self._add_candidate(self.origin + path, "conventional")
-        tried = {a["url"] for a in self.attempts}
         for url, source in self.candidates:
-            if url not in tried:
+            # each candidate asked once: an attempt records the request's URL, which Scrapy
+            # may have normalized (``%25`` in a zone id), so it is not what was listed —
+            # matching on it re-asked a hostile robots.txt's line forever
+            if url not in self.asked:
+                self.asked.add(url)
                 yield Request(
                     url,
                     callback=self.parse_sitemap,

@@ -316,4 +316,9 @@ def same_origin(url: str, site: str) -> bool:
     ports is the same server's secure address, which every site redirects to — not a
     second origin a stranger's URL could point the crawler at."""
     origin = url_origin(url)
-    return origin == site or (site.startswith("http://") and origin == "https" + site[4:])
+    if origin == site:
+        return True
+    # the upgrade on the default ports only (the site's origin names no port)
+    return (
+        site.startswith("http://") and urlsplit(site).port is None and origin == "https" + site[4:]
+    )

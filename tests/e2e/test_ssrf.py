@@ -232,3 +232,63 @@ def test_rendering_is_a_bad_argument_under_the_guard(tmp_path):
     assert result.returncode == 2
     assert "render=always is not available: the SSRF guard is on" in result.stderr
     no_traceback(result.stderr)
+
+
+def test_service_estimate_asks_nothing_on_another_origin(server, tmp_path):
+    """The estimate spider (no discovery run) in service: a robots.txt ``Sitemap:`` line
+    on another origin is refused by the guard, named in estimate.json; the other server
+    is asked nothing (it was: its robots.txt and the sitemap, before ``SSRF_SITE``)."""
+    other = server({"/s.xml": urlset("http://x.test/")})
+    site = server({"/": page([], "Home")})
+    site.routes["/robots.txt"] = (200, f"Sitemap: {other.origin}/s.xml\n".encode(), TEXT, 0.0)
+    result = run_discover(
+        site.origin + "/",
+        tmp_path,
+        *SERVICE,
+        spider="estimate",
+        settings=ssrf_allow(site.origin, other.origin),
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    no_traceback(result.stderr)
+    assert other.log == []
+    estimate = json.loads((result.out / "estimate.json").read_text(encoding="utf-8"))
+    [attempt] = [a for a in estimate["attempts"] if a["url"] == f"{other.origin}/s.xml"]
+    assert (
+        "refused by the SSRF guard" in attempt["error"] and "same origin only" in (attempt["error"])
+    )
+
+
+def test_service_verify_flags_a_listed_page_redirected_to_another_origin(server, tmp_path):
+    """``-a verify=1``: a listed page redirects to another origin; the hop is refused and
+    the page's feed record says so (flag ``ssrf_refused``, the guard's rule), as the link
+    crawl's do — it used to say only ``status: 301`` and ``live: false``."""
+    other = server({"/": page([], "Elsewhere")})
+    routes: dict[str, Any] = {"/": page([], "Home"), "/moved": redirect(other.origin + "/")}
+    site = server(routes)
+    a = site.origin
+    routes["/robots.txt"] = (200, f"Sitemap: {a}/pages.xml\n".encode(), TEXT, 0.0)
+    routes["/pages.xml"] = urlset(f"{a}/", f"{a}/moved")
+    result = run_discover(
+        a + "/", tmp_path, *SERVICE, "-a", "verify=1", settings=ssrf_allow(a, other.origin)
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    no_traceback(result.stderr)
+    assert other.log == []
+    moved = next(r for r in result.records if r["url"] == f"{a}/moved")
+    assert moved["flags"] == ["ssrf_refused"] and moved["live"] is False
+    assert moved["refusal"]["class"] == "ssrf" and moved["refusal"]["rule"] == "other_origin"
+    assert moved["refusal"]["url"] == other.origin + "/"
+    [refused] = result.run["ssrf"]["refused"]["items"]
+    assert refused["url"] == other.origin + "/" and refused["rule"] == "other_origin"
+
+
+def test_estimate_asks_a_listed_sitemap_once_whatever_scrapy_makes_of_its_url(server, tmp_path):
+    """A robots.txt line whose URL Scrapy normalizes (``a b`` → ``a%20b``, as ``%25`` in a
+    zone id or ``<`` in a data: URL under the guard): the attempt recorded the normalized
+    URL, never the listed one, and the estimate asked it again forever."""
+    site = server({"/": page([], "Home")})
+    line = f"Sitemap: {site.origin}/a b.xml\n"
+    site.routes["/robots.txt"] = (200, line.encode(), TEXT, 0.0)
+    result = run_discover(site.origin + "/", tmp_path, spider="estimate", timeout=60)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert site.log.count("/a%20b.xml") == 1

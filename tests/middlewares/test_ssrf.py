@@ -249,3 +249,21 @@ def test_the_guard_refuses_to_run_where_connections_would_bypass_it():
     assert "TWISTED_REACTOR_ENABLED is off" in unguarded_connections(reactorless)
     with pytest.raises(ValueError, match="SSRF_GUARD_ENABLED: TWISTED_REACTOR_ENABLED is off"):
         SSRFGuardMiddleware.from_crawler(run_crawler(settings={"SSRF_GUARD_ENABLED": True}))
+
+
+def test_a_spider_without_a_run_holds_same_origin_to_its_ssrf_site():
+    """The estimate spider has no discovery run to name the site: without ``SSRF_SITE``
+    same origin held nothing there, and a robots.txt ``Sitemap:`` line or a redirect on
+    another host was asked in profile service."""
+    from scrapy.utils.test import get_crawler
+
+    settings = {"SSRF_GUARD_ENABLED": True, "SSRF_SAME_ORIGIN": True}
+    crawler = get_crawler(settings_dict={**settings, "SSRF_SITE": "https://example.com/x"})
+    backend = Backend({"example.com": "93.184.215.14", "other.example": "93.184.215.15"})
+    mw = SSRFGuardMiddleware(crawler, resolver=GuardedResolver(backend))
+    assert mw.run is None
+    refused = ask(mw, "https://other.example/sitemap.xml")
+    assert isinstance(refused, SSRFRefused) and refused.rule == "other_origin"
+    assert "is not the site's origin https://example.com" in refused.reason
+    assert backend.asked == []  # refused before any lookup
+    assert ask(mw, "https://example.com/sitemap.xml") is None

@@ -251,3 +251,6 @@ def test_the_same_origin_is_the_same_scheme_host_and_port_or_its_https_upgrade()
     assert not same_origin("https://www.example.com/a", site)
     # no downgrade: an https site's http:// URL is another origin
     assert not same_origin("http://example.com/a", url_origin("https://example.com/"))
+    # the upgrade is the default ports' only: http on 8080 and https on 8080 are two servers
+    assert not same_origin("https://example.com:8080/a", url_origin("http://example.com:8080/"))
+    assert same_origin("http://example.com:8080/b", url_origin("http://example.com:8080/"))
