@@ -6,7 +6,6 @@ with no traceback, and say in its records and crawl log what happened."""
 
 from __future__ import annotations
 
-import resource
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -108,11 +107,13 @@ def by_path(result: CrawlResult, server: Server) -> dict[str, dict[str, Any]]:
     return {r["url"][len(server.origin) :]: r for r in result.records}
 
 
-def peak_rss_mb() -> float:
-    """The largest peak RSS of any child process this test process has waited for, in MB:
-    an upper bound on the last crawl's own peak (Scrapy's memusage/max samples once a
-    minute, so it misses a crawl of a second)."""
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+def crawl_peak_mb(result: CrawlResult) -> float:
+    """The crawl's own peak RSS (``tests/probes/peak_rss.py``), in MB."""
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("peak_rss_kb=")]
+    return int(line.partition("=")[2]) / 1024
+
+
+PEAK_RSS = [sys.executable, str(ROOT / "tests" / "probes" / "peak_rss.py")]
 
 
 # -- 1. redirect loops and long chains ------------------------------------------------------
@@ -174,13 +175,13 @@ def test_a_10_mb_page_is_read_whole_under_the_page_cap(site, tmp_path):
     link at its very end is followed), recorded with its title, in bounded time and
     memory."""
     server = site({"/": page(["/big"]), "/big": big_page(10_000_000)})
-    result, elapsed = crawl(tmp_path, server.origin + "/", timeout=60)
+    result, elapsed = crawl(tmp_path, server.origin + "/", timeout=60, command=PEAK_RSS)
     assert {"/big", "/top", "/bottom"} <= set(pages(server))
     big = by_path(result, server)["/big"]
     assert (big["status"], big["title"], big["flags"]) == (200, "Big page", None)
     assert result.discovery["crawl"]["truncated"]["count"] == 0
     assert elapsed < 30
-    assert peak_rss_mb() < 400
+    assert crawl_peak_mb(result) < 400  # this crawl's own (its process tree's) peak
 
 
 @pytest.mark.parametrize(
@@ -231,15 +232,6 @@ def test_50000_links_stay_within_max_pages(site, tmp_path):
     assert len(result.records) == 50_001
     assert {"limit": "BFS_MAX_PAGES", "value": 100} in result.discovery["limits"]
     assert elapsed < 60
-
-
-def crawl_peak_mb(result: CrawlResult) -> float:
-    """The crawl's own peak RSS (``tests/probes/peak_rss.py``), in MB."""
-    [line] = [line for line in result.stderr.splitlines() if line.startswith("peak_rss_kb=")]
-    return int(line.partition("=")[2]) / 1024
-
-
-PEAK_RSS = [sys.executable, str(ROOT / "tests" / "probes" / "peak_rss.py")]
 
 
 @pytest.mark.parametrize(
