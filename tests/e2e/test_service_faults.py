@@ -4,7 +4,7 @@ the same pages again beside it; a job started again with other arguments abandon
 unfinished one, its lines in an appended (``-o``) feed with it, so the two never mix; a
 chunk's first request waits the host's interval (a Crawl-delay) from the last request of
 the chunk before, as chunks run back to back; a preview of a run a limit stopped says
-which limit."""
+which limit; a chunk while the site is down says so, and the job goes on when it is back."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ import time
 from collections import Counter
 
 from discovery_crawler.outcomes import EXIT_CODES
+from discovery_crawler.site_server import SiteServer
 from tests.conftest import ROOT, serve_pages_sitemap
 from tests.e2e.test_service import (
     MORE_TO_DO,
     crawl_log_runs,
+    feed,
     gaps,
     preview,
     run,
@@ -107,3 +109,30 @@ def test_a_preview_stopped_by_a_limit_says_which(serve, tmp_path):
         "stopped at a limit (SITEMAP_MAX_URLS: value=1000, kept=1000, seen=1500): complete "
         "up to it only"
     ]
+
+
+def test_a_chunk_while_the_site_is_down_says_so_and_the_job_goes_on(tmp_path):
+    """Chunk 1 answered; the server down for chunk 2 (exit 6, nothing journaled: its
+    preview warns that no request got an answer); back for the rest: the job completes
+    with all 40 pages, none fetched twice, and no warning left."""
+    root = tree_site(tmp_path / "site", 40)
+    out = tmp_path / "out"
+    with SiteServer(root) as server:
+        cmd = service_command(server.url("/"), out, "-a", "mode=links", "-s", "RETRY_TIMES=1")
+        assert run(cmd).returncode == MORE_TO_DO
+        assert preview(out)["warnings"] == []
+    down = run(cmd)
+    assert down.returncode == MORE_TO_DO, down.stderr[-3000:]
+    [warning] = preview(out)["warnings"]
+    assert warning.startswith("no request of this chunk got an answer (") and "down" in warning
+    assert crawl_log_runs(out)[-1]["chunk"]["answered"] == 0
+    with SiteServer(root, port=server.port) as again:
+        for _ in range(10):
+            result = run(cmd)
+            if result.returncode != MORE_TO_DO:
+                break
+            assert preview(out)["warnings"] == []
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(feed(out)) == 40
+    fetched = Counter(path for _, path, _ in server.requests + again.requests)
+    assert len(fetched) == 41 and max(fetched.values()) == 1  # robots.txt and 40 pages
