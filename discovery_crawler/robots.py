@@ -54,6 +54,7 @@ MAX_REDIRECTS = 5  # RFC 9309 §2.3.1.2
 PARSED = "parsed"
 ALLOW_ALL = "allow_all"
 FAIL_CLOSED = "fail_closed"
+_FAIL_CLOSED_TAIL = ": disallow all"  # what a fail-closed reason says after what failed
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+").match
@@ -423,7 +424,7 @@ class RobotsPolicy:
     @classmethod
     def _unreachable(cls, url: str, what: str, fail_closed: bool, **kw: Any) -> RobotsPolicy:
         if fail_closed:
-            reason = f"{what}: disallow all for this origin (fail closed, RFC 9309 §2.3.1.4)"
+            reason = f"{what}{_FAIL_CLOSED_TAIL} for this origin (fail closed, RFC 9309 §2.3.1.4)"
             return cls(url, outcome=FAIL_CLOSED, reason=reason, **kw)
         reason = f"{what}: ROBOTS_FAIL_CLOSED is off, allow all"
         return cls(url, outcome=ALLOW_ALL, reason=reason, **kw)
@@ -460,7 +461,8 @@ class RobotsPolicy:
         if self.outcome == FAIL_CLOSED:
             if is_robots_url(url):
                 return True, None
-            return False, f"fail closed: {self.reason.partition(':')[0]}"
+            # What failed, whole: the error text in its parentheses may hold colons itself.
+            return False, f"fail closed: {self.reason.partition(_FAIL_CLOSED_TAIL)[0]}"
         if self.parser is None or self.group is None:
             return True, None
         if self.parser.can_fetch(url, self.group):

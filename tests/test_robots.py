@@ -87,6 +87,18 @@ def test_failures_fail_closed_and_say_why(kind, message):
     assert kind in record["reason"] and "fail closed" in record["reason"]
     allowed, rule = policy.check("https://example.com/a")
     assert not allowed and rule.startswith(f"fail closed: robots.txt {kind}")
+    assert rule.count("(") == rule.count(")")  # the error text whole, colons and all
+
+
+def test_a_fail_closed_rule_keeps_the_error_text_with_its_colons():
+    """Twisted's refusal text holds colons: the rule said it cut at the first one, leaving
+    "(Connection was refused by other side" unclosed in the summary's one line."""
+    message = "Connection was refused by other side: 111: Connection refused."
+    policy = RobotsPolicy.from_failure(URL, "connection refused", message, TOKEN)
+    assert policy.check("https://example.com/a") == (
+        False,
+        f"fail closed: robots.txt connection refused ({message})",
+    )
 
 
 def test_fail_closed_can_be_turned_off():

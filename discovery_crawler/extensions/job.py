@@ -23,8 +23,10 @@ stopped at a limit) drops its journal; a run started on it begins a new job.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +36,8 @@ from scrapy.exceptions import NotConfigured
 from discovery_crawler.extensions.run import RUN_SETTING, run_of
 from discovery_crawler.journal import ResponseJournal
 from discovery_crawler.outcomes import INTERRUPTED, MORE_TO_DO, OUTPUT_FAILED
-from discovery_crawler.output.crawl_log import append_run, write_json_atomic
-from discovery_crawler.output.writable import local_feed_paths
+from discovery_crawler.output.crawl_log import append_run, os_error_text, write_json_atomic
+from discovery_crawler.output.writable import OutputUnwritable, local_feed_paths
 from discovery_crawler.run_record import now_iso
 
 if TYPE_CHECKING:
@@ -49,6 +51,8 @@ logger = logging.getLogger(__name__)
 JOBDIR_SETTING = "DISCOVERY_JOBDIR"
 JOB_FILE = "job.json"
 JOURNAL_FILE = "responses.journal"
+LOCK_FILE = "job.lock"  # flock-ed by the invocation running the job, with its pid
+_LOCKS: dict[str, int] = {}  # job folder → the lock's descriptor, held until the process ends
 RESUMABLE = (INTERRUPTED, OUTPUT_FAILED, MORE_TO_DO)  # outcomes whose job is kept for a resume
 
 
@@ -61,6 +65,35 @@ def use_jobdir(settings: BaseSettings) -> None:
     priority = settings.getpriority("JOBDIR") or 0
     settings.set(JOBDIR_SETTING, str(jobdir), priority=priority)
     settings.set("JOBDIR", None, priority=priority)
+
+
+def lock_job(folder: Path) -> None:
+    """Hold the job folder for this process, or ``OutputUnwritable``: a second invocation
+    of a job while one runs would fetch the same pages again and interleave its journal,
+    ``job.json`` and feeds with the first one's (the lock goes with the process, a kill
+    included)."""
+    key = str(folder.resolve())
+    if key in _LOCKS:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise OutputUnwritable(
+            f"cannot write to the job folder {folder}: {os_error_text(exc)}"
+        ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(fd, 20, 0).decode("ascii", "replace").strip() or "?"
+        os.close(fd)
+        raise OutputUnwritable(
+            f"the job folder {folder} is in use by another invocation of the job (pid "
+            f"{holder}); run the command again when that one has ended"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    _LOCKS[key] = fd
 
 
 def _feed_sizes(feeds: dict[str, Any]) -> dict[str, int]:
@@ -81,15 +114,30 @@ class ResumableJob:
         self.crawler = crawler
         self.folder = folder
         self.job_path = folder / JOB_FILE
+        lock_job(folder)  # already held when the crawl command checked the outputs
         spec = crawler.settings.getdict(RUN_SETTING)
         self.arguments = {"arguments": spec.get("arguments") or {}, "mode": spec.get("mode")}
         previous = self._read()
         self.resumed = bool(
             previous and not previous.get("finished") and previous.get("run") == self.arguments
         )
-        if previous and not self.resumed:
-            why = "finished" if previous.get("finished") else "for other arguments"
-            logger.info("JOBDIR %s held a job %s; a new job starts", folder, why)
+        self.abandoned: dict[str, Any] | None = None
+        if previous and previous.get("finished"):
+            logger.info("JOBDIR %s held a finished job; a new job starts", folder)
+        elif previous and not self.resumed:
+            # An unfinished job for other arguments is abandoned, its partial lines in an
+            # appended feed with it: the new job's lines must not follow them.
+            self._cut_feeds(previous.get("feeds") or {})
+            self.abandoned = {
+                "arguments": (previous.get("run") or {}).get("arguments"),
+                "invocations": len(previous.get("invocations") or ()),
+            }
+            logger.warning(
+                "JOBDIR %s held an unfinished job for other arguments (%s); it is abandoned "
+                "(its lines in the appended feeds removed) and a new job starts",
+                folder,
+                self.abandoned["arguments"],
+            )
         if self.resumed:
             self.job = previous
             self._cut_feeds(self.job.get("feeds") or {})
@@ -97,6 +145,8 @@ class ResumableJob:
             (folder / JOURNAL_FILE).unlink(missing_ok=True)
             feeds = _feed_sizes(crawler.settings.getdict("FEEDS"))
             self.job = {"run": self.arguments, "feeds": feeds, "invocations": [], "finished": False}
+            if previous and isinstance(previous.get("last_requests"), dict):
+                self.job["last_requests"] = previous["last_requests"]  # the host remembers
         self.journal: ResponseJournal | None = ResponseJournal(folder / JOURNAL_FILE)
         self.stored_at_start = len(self.journal)
         self.earlier = list(self.job["invocations"])
@@ -175,6 +225,15 @@ class ResumableJob:
             },
         }
 
+    def last_requests(self) -> dict[str, float]:
+        """Host → when (wall clock) the job's last request to it ended, kept in ``job.json``
+        for the next invocation: its first request to the host waits the host's interval
+        from then (``extensions/throttle.py``), as chunks run back to back would not."""
+        found = self.job.get("last_requests")
+        if not isinstance(found, dict):
+            found = self.job["last_requests"] = {}
+        return found
+
     def journal_failed(self, exc: OSError) -> None:
         run = run_of(self.crawler)
         if run is not None and self.journal is not None:
@@ -207,6 +266,7 @@ class ResumableJob:
             "resumed": self.resumed,
             "responses_replayed": journal.replayed if journal is not None else 0,
             "responses_in_journal_at_start": self.stored_at_start,
+            "abandoned_job": self.abandoned,
             "earlier_invocations": [
                 {
                     "started_at": e.get("started_at"),

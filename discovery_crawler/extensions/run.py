@@ -187,7 +187,15 @@ class DiscoveryRun:
         if record.failure:
             stats.set_value("discovery/failed", record.failure)
             return
-        if (record.chunk or {}).get("more_to_do"):
+        chunk = record.chunk or {}
+        if chunk.get("more_to_do"):
+            if not chunk.get("answered"):
+                # More to do, and no step closer: a poller should know the job is stuck.
+                record.warn(
+                    f"no request of this chunk got an answer ({chunk.get('fetched', 0)} "
+                    "sent): the site may be down; the job goes on where it stopped when "
+                    "run again"
+                )
             return  # a chunk saw part of the job: the last chunk judges the whole
         tally = record.verify
         if tally is not None and tally.mode == "fetch" and tally.waiting:

@@ -53,7 +53,7 @@ their intervals. One host split across slots cannot be spaced and is warned abou
 from __future__ import annotations
 
 import logging
-from time import monotonic
+from time import monotonic, time
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
@@ -67,6 +67,7 @@ from discovery_crawler.extensions.host_intervals import (
     parse_retry_after,
     valid_seconds,
 )
+from discovery_crawler.extensions.job import ResumableJob
 from discovery_crawler.extensions.run import run_of
 
 if TYPE_CHECKING:
@@ -127,6 +128,10 @@ class HostThrottle:
         self._host_slots: dict[str, set[str]] = {}
         self._anchored: dict[str, Slot] = {}  # slot key -> the slot its first response anchored
         self._said: set[tuple[str, str]] = set()  # (what, host) already logged at INFO
+        # A job's hosts: when its last request to each ended (wall clock, in job.json), and
+        # that moment on this process's monotonic clock (an earlier invocation's, or 0).
+        self._last_requests: dict[str, float] = {}
+        self._earlier: dict[str, float] = {}
         if settings.getbool("AUTOTHROTTLE_ENABLED"):
             logger.warning(
                 "AUTOTHROTTLE_ENABLED and the host throttle both set slot delays; "
@@ -248,6 +253,15 @@ class HostThrottle:
         run = run_of(self.crawler)
         if run is not None:  # the crawl log's throttle
             run.record.throttle = self.intervals
+        job = self.crawler.get_extension(ResumableJob)
+        if job is not None:
+            # The host sees one crawler whatever our invocations: a job's next chunk waits
+            # the interval from the last request of the chunk before.
+            self._last_requests = job.last_requests()
+            wall, now = time(), monotonic()
+            for host, at in self._last_requests.items():
+                if isinstance(at, int | float):
+                    self._earlier[host] = now - max(0.0, wall - at)
 
     def request_reached_downloader(self, request: Request, spider: Spider) -> None:
         host = _host(request)
@@ -266,6 +280,7 @@ class HostThrottle:
         host = _host(request)
         state = self.intervals.hosts.get(host)
         self._ended[request] = (host, state.round if state is not None else 0)
+        self._last_requests[host] = round(time(), 3)
 
     def response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:
         host = _host(request)
@@ -342,6 +357,8 @@ class HostThrottle:
             interval = max(intervals.interval_for(h) for h in hosts)
             not_before = max(intervals.not_before(h) for h in hosts)
             pause = max(intervals.pause_of(h) for h in hosts)
+        earlier = max((self._earlier.get(h, 0.0) for h in hosts), default=0.0)
+        slot.lastseen = max(slot.lastseen, earlier)  # the earlier invocation's last request
         slot.jitter = 0.0  # the interval is a floor, not an average
         self._hold(key, slot, pause > 0)
         # A failing host's requests leave one per pause at most: a probe that fails at once

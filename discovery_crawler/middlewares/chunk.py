@@ -31,6 +31,7 @@ from scrapy.exceptions import NotConfigured
 
 from discovery_crawler.extensions.job import ResumableJob
 from discovery_crawler.extensions.run import run_of
+from discovery_crawler.middlewares.journal import REPLAYED
 from discovery_crawler.outcomes import CHUNK_DONE_REASON
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
     from scrapy import Request
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
     from discovery_crawler.extensions.run import DiscoveryRun
 
@@ -55,7 +57,13 @@ class ChunkMiddleware:
         self.stats = crawler.stats
         self.max_pages = max_pages
         self.fetched = 0
-        self.chunk = {"max_pages": max_pages, "fetched": 0, "held": 0, "more_to_do": False}
+        self.chunk = {
+            "max_pages": max_pages,
+            "fetched": 0,
+            "held": 0,
+            "answered": 0,  # responses from the network (0: the site may be down)
+            "more_to_do": False,
+        }
         run.record.chunk = self.chunk
 
     @classmethod
@@ -69,6 +77,11 @@ class ChunkMiddleware:
             # (a discovery run always has a job here: spiders/base.py gives it a folder)
             raise NotConfigured(f"{CHUNK_SETTING} needs a job folder (JOBDIR)")
         return cls(crawler, run, max_pages)
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        if REPLAYED not in response.flags:
+            self.chunk["answered"] += 1
+        return response
 
     def process_request(self, request: Request) -> Request | None:
         chunk = self.chunk

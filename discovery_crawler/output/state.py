@@ -26,6 +26,7 @@ run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -386,8 +387,11 @@ class RunState:
 
     def _drop_spool(self) -> None:
         if self._spool is not None:
-            self._spool.close()
-            self._spool = None
+            spool, self._spool = self._spool, None
+            # Closing flushes what is buffered: on a full disk that fails, and the spool
+            # is dropped all the same (a write error was said where it happened).
+            with contextlib.suppress(OSError):
+                spool.close()
         if self._spool_path is not None:
             self._spool_path.unlink(missing_ok=True)
             self._spool_path = None

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 
 from discovery_crawler.items import UrlBatch
+from discovery_crawler.outcomes import STOPPING_LIMITS
 from discovery_crawler.output.feed_lines import worked_entries
 from discovery_crawler.output.preview import (
     COMPLETED,
@@ -43,6 +44,7 @@ from discovery_crawler.run_record import now_iso
 from discovery_crawler.urls.normalize import UrlError, normalize, origin_of
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
     from typing import Self
 
@@ -163,7 +165,7 @@ class StatePipeline(BatchStage):
         self.state = self.run.state = None
         self.run.stop("state_origin_mismatch")
 
-    def _write_preview(self, status: int | None = None) -> None:
+    def _write_preview(self, status: int | None = None, extra: Iterable[str] = ()) -> None:
         preview, record = self.preview, self.record
         if preview is None:
             return
@@ -171,7 +173,7 @@ class StatePipeline(BatchStage):
             if status is None:
                 preview.write(list(record.warnings))
             else:
-                preview.finish(status, list(record.warnings))
+                preview.finish(status, [*record.warnings, *extra])
         except OSError as exc:
             logger.error("could not write %s: %s", preview.path, exc)
             self.preview = None
@@ -192,7 +194,17 @@ class StatePipeline(BatchStage):
                 status = PROCESSING  # a chunk with work left (MAX_CHUNK_PAGES) says no more
                 if not (record.chunk or {}).get("more_to_do"):
                     record.warn("the run stopped before it finished (resumable with JOBDIR)")
-            self._write_preview(status)
+            self._write_preview(status, self._limits_bound())
+
+    def _limits_bound(self) -> list[str]:
+        """The limits that stopped the run early, in words: a poller reading a preview of
+        status 1 learns the inventory is complete up to them only (exit status 5)."""
+        lines = []
+        for name, details in self.record.limits.items():
+            if name in STOPPING_LIMITS:
+                said = ", ".join(f"{k}={v}" for k, v in details.items() if k != "limit")
+                lines.append(f"stopped at a limit ({name}: {said}): complete up to it only")
+        return lines
 
     def _close_state(self, state: RunState) -> None:
         record = self.record

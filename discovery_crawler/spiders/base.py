@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from scrapy.settings import SETTINGS_PRIORITIES
+
 from discovery_crawler.arguments import (
     ArgumentError,
     RunOptions,
@@ -14,7 +16,7 @@ from discovery_crawler.arguments import (
     check_url_length,
     out_dir_of,
 )
-from discovery_crawler.extensions.job import use_jobdir
+from discovery_crawler.extensions.job import lock_job, use_jobdir
 from discovery_crawler.extensions.run import RUN_SETTING, DiscoveryRun, run_of
 from discovery_crawler.output.state import check_origin
 from discovery_crawler.output.writable import check_feed_file, check_out_dir, local_feed_paths
@@ -47,6 +49,20 @@ def check_outputs(options: RunOptions, feeds: dict[str, Any], jobdir: str | None
         check_feed_file(path)
     if jobdir:
         check_out_dir(Path(jobdir), "the job folder (JOBDIR)")
+        lock_job(Path(jobdir))  # held until the process ends: one invocation of a job at once
+
+
+def job_folder_of(options: RunOptions, settings: BaseSettings) -> str | None:
+    """The run's job folder: ``JOBDIR``, or ``<out>/_job/`` for a run in bounded chunks
+    (``MAX_CHUNK_PAGES`` > 0, from ``-s`` or the profile); None: not a job."""
+    if settings.get("JOBDIR"):
+        return str(settings.get("JOBDIR"))
+    chunk = settings.get("MAX_CHUNK_PAGES")
+    if (settings.getpriority("MAX_CHUNK_PAGES") or 0) < SETTINGS_PRIORITIES["spider"]:
+        chunk = load_profile(options.profile).get("MAX_CHUNK_PAGES", chunk)
+    if int(chunk or 0) > 0:
+        return str(out_dir_of(options) / DEFAULT_JOB_FOLDER)
+    return None
 
 
 def check_run_settings(options: RunOptions, settings: BaseSettings) -> None:

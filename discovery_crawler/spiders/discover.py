@@ -29,7 +29,12 @@ from discovery_crawler.crawling.links import LinkCrawl, crawl_settings
 from discovery_crawler.crawling.verify import ListedPageVerifier, verify_method
 from discovery_crawler.crawling.walk import SitemapWalk
 from discovery_crawler.extensions.run import run_mode, unify_site_origin
-from discovery_crawler.spiders.base import RunEntry, check_outputs, check_run_settings
+from discovery_crawler.spiders.base import (
+    RunEntry,
+    check_outputs,
+    check_run_settings,
+    job_folder_of,
+)
 from discovery_crawler.urls.normalize import UrlError, origin_of
 
 if TYPE_CHECKING:
@@ -75,7 +80,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         check_run_settings(options, settings)
         if options.verify:
             verify_method(settings)
-        check_outputs(options, settings.getdict("FEEDS"), settings.get("JOBDIR"))
+        check_outputs(options, settings.getdict("FEEDS"), job_folder_of(options, settings))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:

@@ -20,7 +20,12 @@ from scrapy.spiders import CrawlSpider
 
 from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.links import LinkCrawl, crawl_settings
-from discovery_crawler.spiders.base import RunEntry, check_outputs, check_run_settings
+from discovery_crawler.spiders.base import (
+    RunEntry,
+    check_outputs,
+    check_run_settings,
+    job_folder_of,
+)
 from discovery_crawler.urls.normalize import UrlError, origin_of
 
 if TYPE_CHECKING:
@@ -59,7 +64,7 @@ class LinksSpider(RunEntry, CrawlSpider):
         """Check ``-a`` arguments and feed formats before a crawler is built."""
         options = cls.parse_options(dict(spargs))
         check_run_settings(options, settings)
-        check_outputs(options, settings.getdict("FEEDS"), settings.get("JOBDIR"))
+        check_outputs(options, settings.getdict("FEEDS"), job_folder_of(options, settings))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:

@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse
 
 from discovery_crawler.extensions.job import ResumableJob
 from discovery_crawler.extensions.run import DiscoveryRun, run_of
 from discovery_crawler.middlewares.chunk import ChunkMiddleware
+from discovery_crawler.middlewares.journal import REPLAYED
 from discovery_crawler.outcomes import CHUNK_DONE_REASON, MORE_TO_DO
 from tests.conftest import free_port, run_crawler
 
@@ -43,7 +45,8 @@ def test_the_first_max_chunk_pages_pass_then_the_run_stops(tmp_path):
     assert isinstance(mw.process_request(Request(f"{U}/p/4")), Request)
     assert stops == [CHUNK_DONE_REASON]  # asked once
     record = mw.run.record
-    assert record.chunk == {"max_pages": 3, "fetched": 3, "held": 2, "more_to_do": True}
+    expected = {"max_pages": 3, "fetched": 3, "held": 2, "answered": 0, "more_to_do": True}
+    assert record.chunk == expected
     assert mw.crawler.stats.get_value("chunk/fetched") == 3
     assert mw.crawler.stats.get_value("chunk/held") == 2
     assert record.as_dict()["chunk"]["more_to_do"] is True
@@ -70,3 +73,13 @@ def test_robots_fetches_always_pass(tmp_path):
 def test_off_without_a_limit_or_a_job(tmp_path, chunk, job):
     with pytest.raises(NotConfigured):
         build(tmp_path, job=job, MAX_CHUNK_PAGES=chunk)
+
+
+def test_responses_from_the_network_are_counted_replayed_ones_not(tmp_path):
+    """``answered``: 0 at the end of a chunk means the site gave no answer at all."""
+    mw, _ = build(tmp_path, MAX_CHUNK_PAGES=3)
+    request = Request(f"{U}/p/0")
+    mw.process_response(request, HtmlResponse(f"{U}/p/0", flags=[REPLAYED]))
+    assert mw.run.record.chunk["answered"] == 0
+    mw.process_response(request, HtmlResponse(f"{U}/p/0"))
+    assert mw.run.record.chunk["answered"] == 1

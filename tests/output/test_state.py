@@ -468,3 +468,18 @@ def test_state_module_has_no_scrapy_imports():
         source = fh.read()
     assert "scrapy" not in source.split('"""', 2)[2].split("class ")[0]
     assert os.path.basename(state_module.__file__) == "state.py"
+
+
+def test_abandon_on_a_full_disk_drops_the_spool_without_raising(tmp_path):
+    """A chunk stopped by a full disk (exit 4) abandons its state: closing the spool
+    flushes what is buffered, which fails again (ENOSPC); the spool goes all the same."""
+    out = tmp_path / "s"
+    state = RunState.load(out, input_origin=SITE)
+    state.observe([rec("/a/")])
+    spools = [p for p in out.iterdir() if p.name.endswith(".spool")]
+    assert spools
+    state._spool.close()
+    state._spool = open("/dev/full", "w", encoding="utf-8")  # noqa: SIM115 (Linux: ENOSPC)
+    state._spool.write("x" * 100)  # buffered: the close's flush hits the full disk
+    state.abandon()
+    assert not [p for p in out.iterdir() if p.name.endswith(".spool")]

@@ -11,7 +11,7 @@ from discovery_crawler import settings as project
 from discovery_crawler.arguments import RunOptions
 from discovery_crawler.extensions.job import JOBDIR_SETTING
 from discovery_crawler.profiles import available_profiles
-from discovery_crawler.spiders.base import RunEntry
+from discovery_crawler.spiders.base import RunEntry, job_folder_of
 from tests.conftest import free_port
 
 
@@ -42,3 +42,20 @@ def test_no_job_folder_without_chunks(tmp_path):
     assert applied(tmp_path, "default").get(JOBDIR_SETTING) is None
     chunked = applied(tmp_path, "default", MAX_CHUNK_PAGES=50)  # any profile can chunk
     assert chunked.get(JOBDIR_SETTING) == str(tmp_path / "out" / "_job")
+
+
+def test_the_job_folder_checked_before_the_run_is_the_one_the_run_gets(tmp_path):
+    """``job_folder_of`` (the crawl command's check and lock, before the profile is
+    applied) names the folder ``apply_profile`` gives the run, in every case above."""
+    cases = [("service", {}), ("service", {"JOBDIR": str(tmp_path / "job")})]
+    cases += [("service", {"MAX_CHUNK_PAGES": 0}), ("default", {})]
+    cases += [("default", {"MAX_CHUNK_PAGES": 50})]
+    for profile, cmdline in cases:
+        settings = Settings()
+        settings.setmodule(project, priority="project")
+        settings.setdict(cmdline, priority="cmdline")
+        url = f"http://127.0.0.1:{free_port()}/"
+        arguments = {"url": url, "profile": profile, "out": str(tmp_path / "out")}
+        options = RunOptions.from_arguments(arguments, available_profiles())
+        expected = applied(tmp_path, profile, **cmdline).get(JOBDIR_SETTING)
+        assert job_folder_of(options, settings) == expected, (profile, cmdline)
