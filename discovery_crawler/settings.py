@@ -261,3 +261,8 @@ PAGE_MAX_BYTES = 15 * 1024 * 1024
 # Any response, decompressed (Content-Encoding) included: a gzip-bomb page stops here. Large
 # enough for a protocol-size sitemap (50 MiB); sitemap files have SITEMAP_MAX_BYTES too.
 DOWNLOAD_MAXSIZE = 64 * 1024 * 1024
+
+# The link crawl follows a page's redirects itself and carries the chain on the next
+# request in ``redirect_urls``, as Scrapy's RedirectMiddleware does: deliberate, not a copy
+# of response.meta, so Scrapy 2.19's meta-copy check is told not to warn about it.
+META_COPY_WARN_SKIP_KEYS = ["redirect_urls"]
