@@ -95,7 +95,8 @@ def _malloc_trim() -> Any:
 def _receiver(reader: int) -> Any:
     def receive() -> Any:
         try:
-            return pickle.loads(recv_frame(reader))
+            task_id, _, *rest = pickle.loads(recv_frame(reader))
+            return (task_id, bytes(recv_frame(reader)), *rest)  # the body, its own frame
         except EOFError:  # the spider closed the pipe: done
             return None
 
@@ -169,9 +170,13 @@ class ParseWorker:
 
     def _send_loop(self) -> None:
         try:
-            # Pickled here, as each goes: documents waiting their turn hold their body once.
+            # Pickled here, as each goes, and the body sent as it is, in a frame of its own:
+            # a pickled copy would be held (~1.6 MB a document) until the worker, busy
+            # with the document before, reads it.
             while (task := self._outbox.get()) is not None:
-                send_frame(self._writer, pickle.dumps(task, _PROTOCOL))
+                task_id, body, *rest = task
+                send_frame(self._writer, pickle.dumps((task_id, None, *rest), _PROTOCOL))
+                send_frame(self._writer, body)
         except OSError:
             pass  # the worker is gone: the reader sees its end and reports it
         finally:
