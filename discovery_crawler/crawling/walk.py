@@ -36,6 +36,7 @@ from discovery_crawler.sitemaps.attempts import SitemapAttempt, SitemapListing, 
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.expected import ExpectedUrls
 from discovery_crawler.sitemaps.facts import RunContext, split_column
+from discovery_crawler.sitemaps.formats.plain_urlset import describe_malformed
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
 from discovery_crawler.sitemaps.worker import ParseWorker, WorkerFailed
 from discovery_crawler.urls.addresses import same_origin, url_origin
@@ -468,6 +469,7 @@ class SitemapWalk:
                         )
                     continue
                 result, too_large, rewritten = payload
+                describe_malformed(result)  # the worker leaves them to this process
                 for raw, to in rewritten.items():
                     if len(self.origins.rewritten) < 100:
                         self.origins.rewritten.setdefault(raw, to)

@@ -78,7 +78,12 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("checklist", "+8", "page-type checklist hit (article, listing, form, data, subsection)"),
 )
 HOME, KEYWORD, DATE, MARKER, AUTH, CHECKLIST_HIT = 10, 5, -3, -4, -10, 8
-CACHE_LIMIT = 50_000  # prefixes remembered; cleared when full (memory stays bounded)
+CACHE_LIMIT = 50_000  # steps, segments, outcomes remembered; cleared when full (bounded)
+# Prefixes remembered; cleared when full. Fewer: a large sitemap's prefixes are mostly
+# distinct (realistic tree: ~770k parents in 1.1M URLs), so a prefix is rarely met again
+# except as its siblings' parent, met next; 50,000 held ~6 MB of the worker's RSS for the
+# same speed (bench/README.md).
+PREFIX_CACHE_LIMIT = 5_000
 
 
 def priority_points(priority: Any) -> int:
@@ -313,7 +318,7 @@ class Rater:
             nxt = self._steps.get((sid, seg))
             sid = nxt if nxt is not None else self._step(sid, seg)
         info = self._infos[sid]
-        if len(self._prefixes) >= CACHE_LIMIT:
+        if len(self._prefixes) >= PREFIX_CACHE_LIMIT:
             self._prefixes.clear()
         self._prefixes[prefix] = info
         return info

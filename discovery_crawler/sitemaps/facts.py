@@ -726,17 +726,23 @@ def parse_document(
     tools: Tools,
     chunk: int = 2,
     max_entries: int = 0,
+    describe: bool = True,
 ) -> Iterator[tuple[str, Any]]:
     """Parse one document; yield ``("batches", [batch, ...])`` as they are ready (``chunk``
-    at a time), then ``("done", (result, too_large, rewritten))``; ``max_entries`` as
-    ``iter_sitemap_batches``'. Pure: runs in the worker, and in tests."""
+    at a time), then ``("done", (result, too_large, rewritten))``; ``max_entries`` and
+    ``describe`` as ``iter_sitemap_batches``'. Pure: runs in the worker, and in tests."""
     result = ParseResult()
     too_large = None
     pending: list[WorkedBatch] = []
     tools.origins.take_repairs()  # this document's own, below
     try:
         for entries in iter_sitemap_batches(
-            SitemapBody(body, max_bytes), result, batch_size, url=base, max_entries=max_entries
+            SitemapBody(body, max_bytes),
+            result,
+            batch_size,
+            url=base,
+            max_entries=max_entries,
+            describe=describe,
         ):
             pending.append(worked_batch(entries, base, tools))
             if len(pending) >= chunk:

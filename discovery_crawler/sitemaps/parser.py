@@ -139,6 +139,7 @@ def iter_sitemap_batches(
     fast: bool = True,
     url: str | None = None,
     max_entries: int = 0,
+    describe: bool = True,
 ) -> Iterator[list[tuple[Any, ...]]]:
     """Yield the page entries of a sitemap body in lists of up to ``batch_size``.
 
@@ -149,7 +150,8 @@ def iter_sitemap_batches(
     host from a word (``host_first``). ``fast=False`` leaves out the fast paths (the
     plain-urlset reader). ``max_entries`` (0: none) stops reading after that many entries,
     pages and child sitemaps together (the protocol's 50,000 a file): ``result.capped``
-    then says so, and the rest of the document is not read.
+    then says so, and the rest of the document is not read. ``describe=False`` leaves a
+    plain urlset's malformed blocks undescribed (``plain_urlset.describe_malformed``).
     """
     if result is None:
         result = ParseResult()
@@ -167,6 +169,8 @@ def iter_sitemap_batches(
         else:
             result.format = head.kind  # "empty": no reader claims a document without bytes
     finally:
+        if describe:
+            plain_urlset.describe_malformed(result)
         result.decompressed_bytes = body.size
         if body.problem:
             result.problem = f"{body.problem}; {result.problem}" if result.problem else body.problem

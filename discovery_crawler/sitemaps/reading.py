@@ -55,7 +55,9 @@ class ParseResult:
     urls: int = 0
     sitemaps: int = 0
     extensions: dict[str, int] = field(default_factory=dict)  # image/video/news... elements
-    malformed: list[str] = field(default_factory=list)  # raw entries without a usable loc
+    # raw entries without a usable loc; a plain urlset's wait as blocks (``Undescribed``)
+    # until ``iter_sitemap_batches`` (or the spider, for the worker's) describes them
+    malformed: list[Any] = field(default_factory=list)
     malformed_count: int = 0
     malformed_reasons: dict[str, int] = field(default_factory=dict)  # other than no <loc>
     children: list[str] = field(default_factory=list)  # child sitemaps of an index
@@ -66,10 +68,10 @@ class ParseResult:
     repair_examples: list[dict[str, str]] = field(default_factory=list)  # a few, with raw
     capped: int = 0  # the entry cap that stopped reading (SITEMAP_MAX_URLS_PER_FILE); 0: none
 
-    def add_malformed(self, raw: str, cap: int = 100) -> None:
+    def add_malformed(self, raw: Any, cap: int = 100) -> None:
         self.malformed_count += 1
         if len(self.malformed) < cap:
-            self.malformed.append(raw[:500])
+            self.malformed.append(raw[:500] if raw.__class__ is str else raw)
 
     def add_repair(self, reason: str, count: int, raw: str, cap: int = 100) -> None:
         self.repairs[reason] = self.repairs.get(reason, 0) + count

@@ -62,22 +62,41 @@ def serve(reader: int, writer: int) -> None:
     """The worker's loop over two pipe ends: one task at a time, replies streamed in
     chunks."""
     tools = Tools()
+    trim = _malloc_trim()
     for task in iter(_receiver(reader), None):
         task_id, body, base, max_bytes, batch_size, max_entries, context = task
         tools = tools.fit(context)
         try:
+            # Malformed blocks undescribed: the spider describes them (no lxml here).
             for kind, payload in parse_document(
-                body, base, max_bytes, batch_size, tools, CHUNK_BATCHES, max_entries
+                body, base, max_bytes, batch_size, tools, CHUNK_BATCHES, max_entries, False
             ):
                 send_frame(writer, pickle.dumps((kind, task_id, payload), _PROTOCOL))
+                del payload
+                trim(0)
         except Exception as exc:  # a parser bug: the spider re-parses in-process
             send_frame(writer, pickle.dumps(("failed", task_id, repr(exc)), _PROTOCOL))
+
+
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim`` (a no-op elsewhere). Each chunk's strings are freed once it is
+    sent, but glibc keeps the freed pages; handed back after each chunk (~1 ms), the
+    worker's RSS stays a few MB lower (bench/README.md). The spider trims on a timer
+    (``extensions/malloc_trim.py``, a layer above)."""
+    try:
+        import ctypes
+
+        # The process's own symbols, which include its C library's.
+        return ctypes.CDLL(None).malloc_trim
+    except (ImportError, OSError, AttributeError):
+        return lambda pad: 0
 
 
 def _receiver(reader: int) -> Any:
     def receive() -> Any:
         try:
-            return pickle.loads(recv_frame(reader))
+            task_id, _, *rest = pickle.loads(recv_frame(reader))
+            return (task_id, bytes(recv_frame(reader)), *rest)  # the body, its own frame
         except EOFError:  # the spider closed the pipe: done
             return None
 
@@ -151,9 +170,13 @@ class ParseWorker:
 
     def _send_loop(self) -> None:
         try:
-            # Pickled here, as each goes: documents waiting their turn hold their body once.
+            # Pickled here, as each goes, and the body sent as it is, in a frame of its own:
+            # a pickled copy would be held (~1.6 MB a document) until the worker, busy
+            # with the document before, reads it.
             while (task := self._outbox.get()) is not None:
-                send_frame(self._writer, pickle.dumps(task, _PROTOCOL))
+                task_id, body, *rest = task
+                send_frame(self._writer, pickle.dumps((task_id, None, *rest), _PROTOCOL))
+                send_frame(self._writer, body)
         except OSError:
             pass  # the worker is gone: the reader sees its end and reports it
         finally:

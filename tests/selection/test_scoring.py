@@ -396,6 +396,7 @@ def test_the_caches_start_over_between_batches_and_the_totals_stay_the_reference
     state's number from before would name nothing), and every total is ``score_url``'s;
     a prefix of hundreds of segments is folded without recursion."""
     monkeypatch.setattr(scoring, "CACHE_LIMIT", 40)
+    monkeypatch.setattr(scoring, "PREFIX_CACHE_LIMIT", 40)
     deep = ["https://h/" + "/".join(f"s{j}" for j in range(300)) + f"/p{i}" for i in range(50)]
     urls = [f"https://h/u{i}/x{i * 7919 % 10007}/y{i % 9}/post-a-b" for i in range(4000)] + deep
     rater = scoring.Rater()

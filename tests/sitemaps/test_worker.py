@@ -33,6 +33,7 @@ from discovery_crawler.sitemaps.facts import (
     parse_document,
     worked_batch,
 )
+from discovery_crawler.sitemaps.formats.plain_urlset import Undescribed, describe_malformed
 from discovery_crawler.sitemaps.parser import ParseResult, priority_value
 from discovery_crawler.sitemaps.worker import ParseWorker, WorkerFailed
 from discovery_crawler.urls.filters import FilterPolicy
@@ -253,6 +254,43 @@ def test_parse_document_stops_at_max_entries_and_says_so():
     assert urls == [f"{SITE}/{i}" for i in range(1_050)]
     result = messages[-1][1][0]
     assert (result.urls, result.capped) == (1_050, 1_050)
+
+
+def _with_malformed_blocks() -> bytes:
+    body = urlset([f"{SITE}/p/{i}/" for i in range(300)])
+    blocks = "<url><lastmod>2026-01-01</lastmod></url><url><priority>0.5</priority></url>"
+    return body.replace(b"</urlset>", blocks.encode() + b"</urlset>")
+
+
+def test_the_worker_leaves_malformed_blocks_to_the_spider_to_describe():
+    """In the worker (``describe=False``) a plain urlset's blocks without a <loc> come back
+    undescribed; described in the spider they read as the in-process parse's, in order."""
+    body = _with_malformed_blocks()
+    here = list(parse_document(body, BASE, 0, 100, Tools()))[-1][1][0]
+    there = list(parse_document(body, BASE, 0, 100, Tools(), describe=False))[-1][1][0]
+    assert there.malformed_count == here.malformed_count == 2
+    assert all(raw.__class__ is Undescribed for raw in there.malformed)
+    there = pickle.loads(pickle.dumps(there))  # as it crosses the pipe
+    describe_malformed(there)
+    assert there.malformed == here.malformed
+    assert here.malformed[0].startswith("<url") and "lastmod" in here.malformed[0]
+
+
+def test_the_worker_never_imports_lxml_for_a_plain_urlset_with_malformed_blocks(tmp_path):
+    """lxml is ~5 MB of the worker's RSS; a plain urlset, even with malformed blocks, is
+    read without it."""
+    doc = tmp_path / "sitemap.xml"
+    doc.write_bytes(_with_malformed_blocks())
+    code = (
+        "import sys; from discovery_crawler.sitemaps.facts import Tools, parse_document; "
+        f"m = list(parse_document(open(sys.argv[1], 'rb').read(), {BASE!r}, 0, 100, Tools(),"
+        " describe=False)); "
+        "print(m[-1][1][0].malformed_count, 'lxml' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(doc)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["2", "False"]
 
 
 def test_the_worker_process_round_trip_and_death():

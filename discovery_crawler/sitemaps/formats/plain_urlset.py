@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from discovery_crawler.sitemaps.body import SitemapTooLarge
 from discovery_crawler.sitemaps.formats.xml import describe
@@ -369,8 +369,25 @@ def _malformed_window(
             continue
         if values[4]:  # read as lxml would: a <loc> among them is not an extension
             _read_tail(values[4], prefixes, result.extensions)
-        result.add_malformed(_described(raw, open_tag))
+        result.add_malformed(Undescribed(raw, open_tag))
     return kept, tags
+
+
+class Undescribed(NamedTuple):
+    """A malformed block, to be described as lxml writes it (``describe_malformed``). Not
+    described here: the sitemap worker would import lxml for it (~5 MB of its RSS on the
+    realistic tree, bench/README.md); the spider, which has lxml, describes the worker's."""
+
+    block: str
+    open_tag: str
+
+
+def describe_malformed(result: ParseResult) -> None:
+    """Describe the malformed blocks ``result`` still holds, in place, in their order."""
+    malformed = result.malformed
+    for i, raw in enumerate(malformed):
+        if raw.__class__ is Undescribed:
+            malformed[i] = _described(raw.block, raw.open_tag)[:500]
 
 
 def _described(block: str, open_tag: str) -> str:
