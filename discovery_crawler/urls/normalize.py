@@ -33,6 +33,10 @@ DEFAULT_PORTS = {"http": "80", "https": "443"}
 # ASCII controls, DEL and spaces never belong in a host (IDNA maps away the invisible
 # Unicode ones, such as U+200B).
 _BAD_HOST_CHARS = re.compile("[\x00-\x20\x7f]")
+# WHATWG's forbidden domain code points: what a host name may not hold once decoded
+# (``%40`` is "@", IDNA maps U+00A0 to a space and U+FF0F to "/"), lest the URL written
+# name another host (``http://a%40b.com/`` → ``http://a@b.com/``, host b.com).
+_FORBIDDEN_IN_DOMAIN = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
 # Anything but these (RFC 3986 unreserved + sub-delims + ":@/") needs the slow path:
 # "%", "?", "#", spaces, controls, non-ASCII, and the unsafe ASCII ``"<>\\^`{|}``.
 _NEEDS_WORK = re.compile(r"[^A-Za-z0-9\-._~/:@!$&'()*+,;=]")
@@ -239,6 +243,8 @@ def _normalize_origin(scheme_and_authority: str) -> str:
             raise UrlError("invalid international host name", scheme_and_authority) from None
     if "[" in parts.netloc:  # an IP literal (IPv6, IPvFuture) keeps its brackets
         host = f"[{host}]"
+    elif _FORBIDDEN_IN_DOMAIN.search(host):
+        raise UrlError("a character no host name holds", scheme_and_authority)
     netloc = host
     if port is not None and str(port) != DEFAULT_PORTS[scheme]:
         netloc = f"{host}:{port}"

@@ -1,0 +1,48 @@
+"""The URL normalizer under hostile input, briefly (``bench/fuzz.py normalize`` runs the
+same for minutes): any text gives a valid absolute http(s) URL or ``UrlError``, never
+another exception; the URL is a fixed point; the origin cache's fast and slow paths and the
+batch form agree; the base slug of its path is the same from the C extension, the Python
+fast path and the general rules. Each input is checked under a CPU-time bound.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+
+from discovery_crawler.urls.normalize import UrlError, normalize
+from tests.fuzzing import UrlCase, check_normalize, cpu_bound, url_cases
+
+BOUND = 5.0  # CPU seconds an input may take
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(url_cases())
+@example(UrlCase("http://example.com\xa0a", None))  # found by the fuzzer: see below
+@example(UrlCase("http://a%40b.com/", None))
+def test_hostile_urls_normalize_to_valid_fixed_points(case):
+    with cpu_bound(BOUND):
+        check_normalize(case)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "http://example.com\xa0a/",  # IDNA maps U+00A0 to a space
+        "http://example.com\u00b4/",  # U+00B4 to a space and a combining accent
+        "http://ex\uff05\uff12\uff26a.com/",  # fullwidth "%2F" to "%2F"
+        "http://a%40b.com/",  # "@": the URL written would name the host b.com
+        "http://ex%3Fample.com/",  # "?"
+        "http://ex%23a.com/",  # "#"
+        "http://exam%3Aple.com/",  # ":"
+        "http://a%25b.com/",  # "%"
+        "http://example.com\\evil/",
+        "http://exa<mple.com/",
+    ],
+)
+def test_a_host_that_decodes_to_a_delimiter_is_rejected(raw):
+    """Regression (fuzzer): a host whose percent-decoding or IDNA mapping gives a space or a
+    character that ends or splits a host (WHATWG's forbidden domain code points) was kept,
+    so the URL written named another host or was no URL (``http://example.com a/``)."""
+    with pytest.raises(UrlError, match="a character no host name holds"):
+        normalize(raw)
