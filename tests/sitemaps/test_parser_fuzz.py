@@ -23,6 +23,9 @@ BOUND = 5.0  # CPU seconds an input may take (the slowest of 10 minutes took wel
 # <sitemap>'s text cut off, became a URL the document never listed.
 @example(SitemapCase(b'<?xml version="1.0"?>\n<urlset>\n<url><loc><![CDATA[a&b]]>h', 46))
 @example(SitemapCase(f'<urlset xmlns="{NS}"><sitemap>https://example.com/a.xml'.encode(), None))
+# and a namespace name libxml2 finds no valid URI: the fast path read the document without
+# the problem lxml records
+@example(SitemapCase(b'<urlset xmlns="http://a:/b">\n<url><loc>/x</loc></url>\n</urlset>', None))
 def test_hostile_sitemaps_parse_alike_on_both_paths(case):
     with cpu_bound(BOUND):
         check_sitemap(case)
@@ -64,3 +67,34 @@ def test_a_complete_entry_before_the_cut_is_kept():
         "https://example.com/a",
         "https://example.com/b",
     ]
+
+
+@pytest.mark.parametrize(
+    "namespace", ["http://http://x/", "http://a:/b", "http://a/%zz", "http://a/é", "x y"]
+)
+def test_a_namespace_that_is_no_uri_is_read_by_lxml_and_recorded(namespace):
+    """Regression (fuzzer): the fast path took any ``xmlns`` value, so a document whose
+    namespace libxml2 finds no valid URI was read without the problem the lxml path records.
+    Now such a document goes to lxml, on both paths alike."""
+    document = (
+        f'<urlset xmlns="{namespace}">\n<url><loc>https://example.com/</loc></url>\n</urlset>'
+    )
+    for fast in (True, False):
+        result = ParseResult()
+        entries = list(iter_sitemap(document.encode(), result=result, fast=fast))
+        assert [e.loc for e in entries] == ["https://example.com/"]
+        assert "not a valid URI" in result.problem
+
+
+def test_the_usual_namespaces_stay_on_the_fast_path():
+    """The sitemap, image, news, video and xhtml namespaces are URIs the fast path takes."""
+    from discovery_crawler.sitemaps.parser import iter_sitemap_batches
+
+    document = (
+        f'<urlset xmlns="{NS}" xmlns:xhtml="http://www.w3.org/1999/xhtml" '
+        'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" '
+        'xmlns:news="http://www.google.com/schemas/sitemap-news/0.9" '
+        'xmlns:video="urn:video">\n<url><loc>https://example.com/</loc></url>\n</urlset>'
+    ).encode()
+    batches = list(iter_sitemap_batches(document, ParseResult(), 1000))
+    assert len(batches[0][0]) == 5  # a fast-path row
