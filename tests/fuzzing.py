@@ -47,20 +47,26 @@ def cpu_bound(seconds: float) -> Iterator[None]:
     Python's regex engine and lxml's iterparse both return to the interpreter often, so the
     signal is seen inside them. Main thread only; a no-op elsewhere."""
     try:
-        previous = signal.signal(signal.SIGPROF, _hang)
+        signal.signal(signal.SIGPROF, _hang)  # left installed: a late signal is ignored
     except ValueError:  # not the main thread
         yield
         return
+    _armed[0] = True
     signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
+        _armed[0] = False
+
+
+_armed = [False]
 
 
 def _hang(signum: int, frame: Any) -> None:
-    raise Hang("over its CPU time bound")
+    if _armed[0]:
+        _armed[0] = False
+        raise Hang("over its CPU time bound")
 
 
 # -- shared pieces ---------------------------------------------------------------------------
