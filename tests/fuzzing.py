@@ -472,7 +472,7 @@ def _policy(case: RobotsCase, url: str) -> RobotsPolicy:
 # -- the URL normalizer ----------------------------------------------------------------------
 
 SCHEMES = ["http://", "https://", "HTTP://", "hTtPs://", "http:/", "http:", "ftp://", "", "//"]
-USERINFO = ["", "", "", "user@", "u:p@", "@", "a@b@", "%40@", "ü@", "u p@"]
+USERINFO = ["", "", "", "user@", "u:p@", "@", "a@b@", "%40@", "ü@", "u p@", "[::1]@", "[@"]
 URL_HOSTS = [
     "example.com", "EXAMPLE.COM", "www.example.com", "example.com.", "bücher.de",
     "BÜCHER.de", "xn--bcher-kva.de", "xn--zz", "xn--", "%65xample.com", "%FF.com",

@@ -34,7 +34,7 @@ DEFAULT_PORTS = {"http": "80", "https": "443"}
 # Unicode ones, such as U+200B).
 _BAD_HOST_CHARS = re.compile("[\x00-\x20\x7f]")
 # WHATWG's forbidden domain code points: what a host name may not hold once decoded
-# (``%40`` is "@", IDNA maps U+00A0 to a space and U+FF0F to "/"), lest the URL written
+# (``%40`` is "@", IDNA maps U+00A0 to a space and U+FF05 to "%"), lest the URL written
 # name another host (``http://a%40b.com/`` → ``http://a@b.com/``, host b.com).
 _FORBIDDEN_IN_DOMAIN = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
 # Anything but these (RFC 3986 unreserved + sub-delims + ":@/") needs the slow path:
@@ -225,7 +225,9 @@ def _normalize_origin(scheme_and_authority: str) -> str:
             raise UrlError("invalid percent-encoded host", scheme_and_authority) from None
         if _BAD_HOST_CHARS.search(host) or "/" in host:
             raise UrlError("invalid percent-encoded host", scheme_and_authority)
-    if "[" not in parts.netloc and (host[0] == "." or ".." in host):
+    # An IP literal is bracketed in the host part (a "[" in the userinfo is not one).
+    literal = "[" in parts.netloc.rpartition("@")[2]
+    if not literal and (host[0] == "." or ".." in host):
         # ``http://.example.com``, ``a..b``: no such name (a single trailing dot, the DNS
         # root, is a name).
         raise UrlError(EMPTY_LABEL, scheme_and_authority)
@@ -241,7 +243,7 @@ def _normalize_origin(scheme_and_authority: str) -> str:
             host = host.encode("idna").decode("ascii")
         except UnicodeError:
             raise UrlError("invalid international host name", scheme_and_authority) from None
-    if "[" in parts.netloc:  # an IP literal (IPv6, IPvFuture) keeps its brackets
+    if literal:  # an IP literal (IPv6, IPvFuture) keeps its brackets
         host = f"[{host}]"
     elif _FORBIDDEN_IN_DOMAIN.search(host):
         raise UrlError("a character no host name holds", scheme_and_authority)

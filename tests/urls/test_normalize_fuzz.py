@@ -20,6 +20,7 @@ BOUND = 5.0  # CPU seconds an input may take
 @given(url_cases())
 @example(UrlCase("http://example.com\xa0a", None))  # found by the fuzzer: see below
 @example(UrlCase("http://a%40b.com/", None))
+@example(UrlCase("http://[::1]@example.com/", None))
 def test_hostile_urls_normalize_to_valid_fixed_points(case):
     with cpu_bound(BOUND):
         check_normalize(case)
@@ -46,3 +47,24 @@ def test_a_host_that_decodes_to_a_delimiter_is_rejected(raw):
     so the URL written named another host or was no URL (``http://example.com a/``)."""
     with pytest.raises(UrlError, match="a character no host name holds"):
         normalize(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("http://[::1]@example.com/", "http://[::1]@example.com/"),
+        ("http://[::1]@b%40c.com/", UrlError),
+        ("http://[::1]@a..b/", UrlError),
+        ("http://u@[::1]:8/", "http://u@[::1]:8/"),
+    ],
+)
+def test_brackets_in_the_userinfo_do_not_make_the_host_a_literal(raw, expected):
+    """Regression: a "[" anywhere in the authority made the host an IP literal, so
+    ``http://[::1]@example.com/`` became ``http://[::1]@[example.com]/`` (no URL: it does
+    not normalize again), and the checks of a host name were skipped."""
+    if expected is UrlError:
+        with pytest.raises(UrlError):
+            normalize(raw)
+    else:
+        assert normalize(raw) == expected
+        assert normalize(expected) == expected
