@@ -225,8 +225,12 @@ def _normalize_origin(scheme_and_authority: str) -> str:
             raise UrlError("invalid percent-encoded host", scheme_and_authority) from None
         if _BAD_HOST_CHARS.search(host) or "/" in host:
             raise UrlError("invalid percent-encoded host", scheme_and_authority)
-    # An IP literal is bracketed in the host part (a "[" in the userinfo is not one).
-    literal = "[" in parts.netloc.rpartition("@")[2]
+    # An IP literal is the bracketed host part (a "[" in the userinfo is not one; urlsplit
+    # reads ``evil.com[v1.fe]`` as host ``v1.fe``).
+    host_part = parts.netloc.rpartition("@")[2]
+    literal = host_part.startswith("[")
+    if "[" in host_part and not literal:
+        raise UrlError("a character no host name holds", scheme_and_authority)
     if not literal and (host[0] == "." or ".." in host):
         # ``http://.example.com``, ``a..b``: no such name (a single trailing dot, the DNS
         # root, is a name).
