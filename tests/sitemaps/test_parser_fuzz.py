@@ -98,3 +98,17 @@ def test_the_usual_namespaces_stay_on_the_fast_path():
     ).encode()
     batches = list(iter_sitemap_batches(document, ParseResult(), 1000))
     assert len(batches[0][0]) == 5  # a fast-path row
+
+
+@pytest.mark.parametrize("reference", ["&nbsp;", "&foo;", "&", "&amp"])
+def test_a_reference_in_the_tail_of_a_block_without_loc_leaves_the_fast_path(reference):
+    """Regression (fuzzer): the alternates of a ``<url>`` with no ``<loc>`` were read before
+    the window's references were checked, so ``href="…&nbsp;"`` raised KeyError out of the
+    fast path. Now lxml reads the document, on both paths alike."""
+    link = f'<xhtml:link rel="alternate" hreflang="de" href="https://example.com/{reference}"/>'
+    document = (
+        f'<urlset xmlns="{NS}" xmlns:xhtml="http://www.w3.org/1999/xhtml">\n'
+        f"<url>{link}</url>\n<url><loc>https://example.com/</loc></url>\n</urlset>"
+    ).encode()
+    check_sitemap(SitemapCase(document, None))
+    assert [e.loc for e in iter_sitemap(document)] == ["https://example.com/"]

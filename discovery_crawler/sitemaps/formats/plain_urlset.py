@@ -356,7 +356,12 @@ def _attribute(value: str) -> str:
     line break or a character reference is left to lxml (XML normalizes those)."""
     if "\t" in value or "\n" in value or "\r" in value or "&#" in value:
         raise _NotPlain
-    return _ENTITY.sub(_unescape_entity, value) if "&" in value else value
+    if "&" not in value:
+        return value
+    # Checked here too: the tail of a block without a <loc> is read before the window's
+    # references are (``_malformed_window``), and ``&nbsp;`` is no entity lxml expands.
+    _check_entities(value)
+    return _ENTITY.sub(_unescape_entity, value)
 
 
 def _malformed_window(
