@@ -24,6 +24,7 @@ already normal: one compiled-regex search decides that, so the common URL costs 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections import Counter
 from typing import Any
@@ -231,6 +232,10 @@ def _normalize_origin(scheme_and_authority: str) -> str:
     literal = host_part.startswith("[")
     if "[" in host_part and not literal:
         raise UrlError("a character no host name holds", scheme_and_authority)
+    if literal and not _is_ip_literal(host_part[1:].partition("]")[0]):
+        # urlsplit checks the first bracketed part of the authority only: the userinfo's
+        # in ``http://[::1]@[¸/``
+        raise UrlError("invalid IP literal", scheme_and_authority)
     if not literal and (host[0] == "." or ".." in host):
         # ``http://.example.com``, ``a..b``: no such name (a single trailing dot, the DNS
         # root, is a name).
@@ -258,6 +263,21 @@ def _normalize_origin(scheme_and_authority: str) -> str:
     if userinfo:
         netloc = f"{userinfo}@{netloc}"
     return f"{scheme}://{netloc}"
+
+
+_IP_FUTURE = re.compile(r"[vV][0-9A-Fa-f]+\.[A-Za-z0-9._~!$&'()*+,;=:-]+")
+
+
+def _is_ip_literal(inside: str) -> bool:
+    """Whether the text between a host's brackets is an IPv6 address or an IPvFuture one
+    (RFC 3986 §3.2.2), as urlsplit checks it."""
+    if _IP_FUTURE.fullmatch(inside):
+        return True
+    try:
+        ipaddress.IPv6Address(inside)
+    except ValueError:
+        return False
+    return True
 
 
 def _split_origin(url: str) -> tuple[str, str]:

@@ -58,6 +58,9 @@ def test_a_host_that_decodes_to_a_delimiter_is_rejected(raw):
         ("http://u@[::1]:8/", "http://u@[::1]:8/"),
         ("http://[::1]@example.com[\xa0a", UrlError),  # found by the fuzzer: "[ a]"
         ("http://evil.com[v1.fe]/", UrlError),  # urlsplit's host: v1.fe
+        ("http://[::1]@[\xb8", UrlError),  # found by the fuzzer: "[xn-- -3db]"
+        ("http://[::1]@[example.com]/", UrlError),
+        ("http://[::1]@[::2]:8/", "http://[::1]@[::2]:8/"),
     ],
 )
 def test_brackets_in_the_userinfo_do_not_make_the_host_a_literal(raw, expected):
