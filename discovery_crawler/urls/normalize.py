@@ -232,10 +232,6 @@ def _normalize_origin(scheme_and_authority: str) -> str:
     literal = host_part.startswith("[")
     if "[" in host_part and not literal:
         raise UrlError("a character no host name holds", scheme_and_authority)
-    if literal and not _is_ip_literal(host_part[1:].partition("]")[0]):
-        # urlsplit checks the first bracketed part of the authority only: the userinfo's
-        # in ``http://[::1]@[¸/``
-        raise UrlError("invalid IP literal", scheme_and_authority)
     if not literal and (host[0] == "." or ".." in host):
         # ``http://.example.com``, ``a..b``: no such name (a single trailing dot, the DNS
         # root, is a name).
@@ -253,6 +249,10 @@ def _normalize_origin(scheme_and_authority: str) -> str:
         except UnicodeError:
             raise UrlError("invalid international host name", scheme_and_authority) from None
     if literal:  # an IP literal (IPv6, IPvFuture) keeps its brackets
+        if "]" not in host_part or not _is_ip_literal(host):
+            # urlsplit checks the authority's first bracketed part only (the userinfo's in
+            # ``http://[::1]@[¸``), and before any escape is decoded (``[::1%7E``)
+            raise UrlError("invalid IP literal", scheme_and_authority)
         host = f"[{host}]"
     elif _FORBIDDEN_IN_DOMAIN.search(host):
         raise UrlError("a character no host name holds", scheme_and_authority)

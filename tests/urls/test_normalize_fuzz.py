@@ -60,6 +60,8 @@ def test_a_host_that_decodes_to_a_delimiter_is_rejected(raw):
         ("http://evil.com[v1.fe]/", UrlError),  # urlsplit's host: v1.fe
         ("http://[::1]@[\xb8", UrlError),  # found by the fuzzer: "[xn-- -3db]"
         ("http://[::1]@[example.com]/", UrlError),
+        ("http://[::1]@[::1%7E", UrlError),  # found by the fuzzer: "[::1~]"
+        ("http://[fe80::1%25eth0]/", "http://[fe80::1%eth0]/"),
         ("http://[::1]@[::2]:8/", "http://[::1]@[::2]:8/"),
     ],
 )
