@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         "slowest_wall_s": round(stats.slowest_wall, 4),
         "slowest_bytes": stats.slowest_size,
         "slowest_input": stats.slowest_input,
-        "slowest_replayed_cpu_s": round(replayed, 4),
+        "slowest_replayed_cpu_s": round(replayed, 6),
         "first_seed": first_seed,
         "hang_bound_cpu_s": args.hang,
     }
