@@ -447,8 +447,7 @@ class RobotsPolicy:
         # apply "User-agent: discovery" to the token "discovery-crawler".
         if self.group is not None:
             self.crawl_delay = self.parser.crawl_delay(self.group)
-        base = self.final_url
-        self.sitemaps = list(dict.fromkeys(urljoin(base, s) for s in self.parser.sitemaps))
+        self.sitemaps = _sitemap_urls(self.final_url, self.parser.sitemaps)
         if self.group is None:
             self.reason += f"; no group names {self.token} and there is no *: allow all"
         else:
@@ -563,6 +562,18 @@ class RobotsPolicy:
 
     def __repr__(self) -> str:
         return f"<RobotsPolicy {self.origin} {self.outcome} group={self.group!r}>"
+
+
+def _sitemap_urls(base: str, values: Any) -> list[str]:
+    """The ``Sitemap:`` lines' URLs resolved against the file's, each once, in file order;
+    a value no URL can be made of (``http://[bad/``: urljoin raises) is left out."""
+    urls: dict[str, None] = {}
+    for value in values:
+        try:
+            urls[urljoin(base, value)] = None
+        except ValueError:
+            logger.debug("robots: Sitemap line %r is not a URL: ignored", value)
+    return list(urls)
 
 
 class PolicyStore:

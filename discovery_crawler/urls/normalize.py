@@ -24,6 +24,7 @@ already normal: one compiled-regex search decides that, so the common URL costs 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections import Counter
 from typing import Any
@@ -33,6 +34,10 @@ DEFAULT_PORTS = {"http": "80", "https": "443"}
 # ASCII controls, DEL and spaces never belong in a host (IDNA maps away the invisible
 # Unicode ones, such as U+200B).
 _BAD_HOST_CHARS = re.compile("[\x00-\x20\x7f]")
+# WHATWG's forbidden domain code points: what a host name may not hold once decoded
+# (``%40`` is "@", IDNA maps U+00A0 to a space and U+FF05 to "%"), lest the URL written
+# name another host (``http://a%40b.com/`` → ``http://a@b.com/``, host b.com).
+_FORBIDDEN_IN_DOMAIN = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
 # Anything but these (RFC 3986 unreserved + sub-delims + ":@/") needs the slow path:
 # "%", "?", "#", spaces, controls, non-ASCII, and the unsafe ASCII ``"<>\\^`{|}``.
 _NEEDS_WORK = re.compile(r"[^A-Za-z0-9\-._~/:@!$&'()*+,;=]")
@@ -221,7 +226,13 @@ def _normalize_origin(scheme_and_authority: str) -> str:
             raise UrlError("invalid percent-encoded host", scheme_and_authority) from None
         if _BAD_HOST_CHARS.search(host) or "/" in host:
             raise UrlError("invalid percent-encoded host", scheme_and_authority)
-    if "[" not in parts.netloc and (host[0] == "." or ".." in host):
+    # An IP literal is the bracketed host part (a "[" in the userinfo is not one; urlsplit
+    # reads ``evil.com[v1.fe]`` as host ``v1.fe``).
+    host_part = parts.netloc.rpartition("@")[2]
+    literal = host_part.startswith("[")
+    if "[" in host_part and not literal:
+        raise UrlError("a character no host name holds", scheme_and_authority)
+    if not literal and (host[0] == "." or ".." in host):
         # ``http://.example.com``, ``a..b``: no such name (a single trailing dot, the DNS
         # root, is a name).
         raise UrlError(EMPTY_LABEL, scheme_and_authority)
@@ -237,8 +248,14 @@ def _normalize_origin(scheme_and_authority: str) -> str:
             host = host.encode("idna").decode("ascii")
         except UnicodeError:
             raise UrlError("invalid international host name", scheme_and_authority) from None
-    if "[" in parts.netloc:  # an IP literal (IPv6, IPvFuture) keeps its brackets
+    if literal:  # an IP literal (IPv6, IPvFuture) keeps its brackets
+        if "]" not in host_part or not _is_ip_literal(host):
+            # urlsplit checks the authority's first bracketed part only (the userinfo's in
+            # ``http://[::1]@[¸``), and before any escape is decoded (``[::1%7E``)
+            raise UrlError("invalid IP literal", scheme_and_authority)
         host = f"[{host}]"
+    elif _FORBIDDEN_IN_DOMAIN.search(host):
+        raise UrlError("a character no host name holds", scheme_and_authority)
     netloc = host
     if port is not None and str(port) != DEFAULT_PORTS[scheme]:
         netloc = f"{host}:{port}"
@@ -246,6 +263,21 @@ def _normalize_origin(scheme_and_authority: str) -> str:
     if userinfo:
         netloc = f"{userinfo}@{netloc}"
     return f"{scheme}://{netloc}"
+
+
+_IP_FUTURE = re.compile(r"[vV][0-9A-Fa-f]+\.[A-Za-z0-9._~!$&'()*+,;=:-]+")
+
+
+def _is_ip_literal(inside: str) -> bool:
+    """Whether the text between a host's brackets is an IPv6 address or an IPvFuture one
+    (RFC 3986 §3.2.2), as urlsplit checks it."""
+    if _IP_FUTURE.fullmatch(inside):
+        return True
+    try:
+        ipaddress.IPv6Address(inside)
+    except ValueError:
+        return False
+    return True
 
 
 def _split_origin(url: str) -> tuple[str, str]:

@@ -120,6 +120,16 @@ _PLAIN_HEADER = re.compile(
     rf"{_S}*(<urlset((?:{_S}+[A-Za-z_][\w.:-]*{_S}*={_S}*(?:\"[^\"<]*\"|'[^'<]*'))*){_S}*>){_S}*"
 )
 _ATTRIBUTE_NAME = re.compile(rf"([A-Za-z_][\w.:-]*){_S}*=")
+# A namespace declaration's value, and the URIs taken as they are: an absolute URI whose
+# characters need no escape, the authority's port (if any) digits. libxml2 reports any
+# other value it finds no valid URI (``http://a:/b``, ``%zz``, non-ASCII) as an error, so
+# such a document goes to lxml, which records it.
+_NS_VALUE = re.compile(rf"xmlns(?::[A-Za-z_][\w.-]*)?{_S}*={_S}*(?:\"([^\"<]*)\"|'([^'<]*)')")
+_PLAIN_NS_URI = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*:"
+    r"(?://[A-Za-z0-9._~-]+(?::[0-9]+)?(?:/[A-Za-z0-9._~!$'()*+,;=:@-]*)*"
+    r"|(?!/)[A-Za-z0-9._~!$'()*+,;=:@/-]+)"
+)
 # Comments between tags (lxml drops them: ``remove_comments=True``), as generators write
 # them: a run after a ``>`` (or at a window's start, between blocks), before a ``<`` or the
 # window's end. One inside a value, or not well-formed (``--`` inside), is left in place,
@@ -346,7 +356,12 @@ def _attribute(value: str) -> str:
     line break or a character reference is left to lxml (XML normalizes those)."""
     if "\t" in value or "\n" in value or "\r" in value or "&#" in value:
         raise _NotPlain
-    return _ENTITY.sub(_unescape_entity, value) if "&" in value else value
+    if "&" not in value:
+        return value
+    # Checked here too: the tail of a block without a <loc> is read before the window's
+    # references are (``_malformed_window``), and ``&nbsp;`` is no entity lxml expands.
+    _check_entities(value)
+    return _ENTITY.sub(_unescape_entity, value)
 
 
 def _malformed_window(
@@ -462,6 +477,9 @@ def read(
                 raise _NotPlain  # a broken header: lxml recovers it and says so
             open_tag = header.group(1)
             names = _ATTRIBUTE_NAME.findall(header.group(2))
+            for double, single in _NS_VALUE.findall(header.group(2)):
+                if _PLAIN_NS_URI.fullmatch(double or single) is None:
+                    raise _NotPlain  # a namespace name libxml2 finds no valid URI
             if len(set(names)) != len(names):
                 raise _NotPlain  # an attribute given twice is not XML either
             declared = {n[6:] for n in names if n.startswith("xmlns:")} | {"xmlns", "xml"}

@@ -197,8 +197,14 @@ def _entries(body: SitemapBody, result: ParseResult, careful: bool = False) -> I
             )
 
 
-# The last loc/link tag in the document's tail is an opening one: the value was cut off.
-_LOC_LEFT_OPEN = re.compile(rb"<(?:[\w.-]+:)?(?:loc|link)>[^<]*\Z")
+# A loc/link tag in the document's tail that is never closed: the value was cut off (also
+# after a CDATA section or a comment inside it, which hold "<"); or a <sitemap> never closed
+# and holding no <loc>, whose text is its location (``_sitemap_entries``' lenient form).
+_LOC_LEFT_OPEN = re.compile(
+    rb"<((?:[\w.-]+:)?(?:loc|link))>(?:(?!</\1>).)*\Z"
+    rb"|<((?:[\w.-]+:)?sitemap)>(?:(?!</\2>|<(?:[\w.-]+:)?loc>).)*\Z",
+    re.DOTALL,
+)
 
 
 def _counted(entry: Entry, result: ParseResult) -> Entry:
