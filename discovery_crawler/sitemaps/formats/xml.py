@@ -197,11 +197,13 @@ def _entries(body: SitemapBody, result: ParseResult, careful: bool = False) -> I
             )
 
 
-# A loc/link tag in the document's tail that is never closed: the value was cut off (also
-# after a CDATA section or a comment inside it, which hold "<"); or a <sitemap> never closed
-# and holding no <loc>, whose text is its location (``_sitemap_entries``' lenient form).
+# A loc/link tag in the document's tail whose closing tag never began: the value was cut
+# off (also after a CDATA section or a comment inside it, which hold "<"; a value followed
+# by a cut closing tag, ``…/</lo``, is whole, as crawler-commons reads it); or a <sitemap>
+# never closed and holding no <loc>, whose text is its location (``_sitemap_entries``'
+# lenient form).
 _LOC_LEFT_OPEN = re.compile(
-    rb"<((?:[\w.-]+:)?(?:loc|link))>(?:(?!</\1>).)*\Z"
+    rb"<((?:[\w.-]+:)?(?:loc|link))>(?:(?!</).)*\Z"
     rb"|<((?:[\w.-]+:)?sitemap)>(?:(?!</\2>|<(?:[\w.-]+:)?loc>).)*\Z",
     re.DOTALL,
 )
