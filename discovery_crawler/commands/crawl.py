@@ -108,5 +108,7 @@ class Command(ScrapyCrawlCommand):
             # A run never judged did not reach its end (its spider never closed).
             judged = run.record.judged
             self.exitcode = exit_code(run.record.outcome if judged else INTERRUPTED)
+        elif outcome := crawler.stats.get_value("discovery/outcome"):  # a run of its own
+            self.exitcode = exit_code(outcome)
         elif self.crawler_process.bootstrap_failed or crawler.stats.get_value("discovery/failed"):
             self.exitcode = 1

@@ -42,6 +42,7 @@ from discovery_crawler.estimate import (
     url_range,
     verify_seconds,
 )
+from discovery_crawler.outcomes import FAILED, OUTPUT_FAILED
 from discovery_crawler.profiles import available_profiles, load_profile
 from discovery_crawler.refusals import describe_exception
 from discovery_crawler.robots import request_origin
@@ -356,6 +357,9 @@ class EstimateSpider(Spider):
         """Build, write and print the estimate once; the returned dict is the feed item."""
         if self.result is None:
             self.result = self.build()
+            if self.answers and all(status is None for _, status, _ in self.answers):
+                # nothing of the site answered: no estimate, a failed run (exit 1)
+                self.crawler.stats.set_value("discovery/outcome", FAILED)
             self._write(self.result)
         return self.result
 
@@ -368,7 +372,8 @@ class EstimateSpider(Spider):
             os.replace(temporary, self.estimate_path)
             lines.append(f"  written: {self.estimate_path}")
         except OSError as exc:
-            logger.error("could not write %s: %s", self.estimate_path, exc)
+            logger.error("OUTPUT FAILED: could not write %s: %s", self.estimate_path, exc)
+            self.crawler.stats.set_value("discovery/outcome", OUTPUT_FAILED)  # exit 4
         print("\n".join(lines), flush=True)
         logger.info("Estimate\n%s", "\n".join(lines))
 

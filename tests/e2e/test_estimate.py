@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, free_port
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 XHTML = 'xmlns:xhtml="http://www.w3.org/1999/xhtml"'
@@ -217,3 +217,23 @@ def test_bad_argument_is_one_line_and_exit_2(tmp_path):
         "error: argument depth: unknown argument; the estimate takes url, out, profile"
     ]
     assert data is None
+
+
+def test_a_site_where_nothing_answers_is_a_failed_estimate_exit_1(tmp_path):
+    """Nothing answered (a port nobody listens on): the estimate is written and says so, and
+    the exit status says the run failed, as discover's does."""
+    proc, data, _ = estimate(f"http://127.0.0.1:{free_port()}/", tmp_path)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert data is not None and data["transport_reason"].startswith("nothing answered")
+
+
+def test_an_estimate_that_cannot_be_written_exits_4(server, tmp_path):
+    """estimate.json could not be written (the out folder is a file): one line naming the
+    path and the error, exit 4 (output not written), no traceback."""
+    server.routes["/robots.txt"] = (200, b"User-agent: *\nAllow: /\n", TEXT, 0)
+    blocker = tmp_path / "out"
+    blocker.write_text("a file where the out folder should be")
+    proc, _, _ = estimate(server.origin + "/", tmp_path)
+    assert proc.returncode == 4, proc.stderr[-3000:]
+    [line] = [x for x in proc.stderr.splitlines() if "OUTPUT FAILED" in x]
+    assert str(blocker) in line
