@@ -632,7 +632,7 @@ HOSTS = [
     "www.example.org",
     "EXAMPLE.net",
     "xn--bcher-kva.de",
-    "127.0.0.1:8080",  # a host with a port inside generated URLs; no server listens
+    "example.com:8080",  # a host with a port inside generated URLs (never fetched)
 ]
 FREQS = ["always", "hourly", "daily", "weekly", "monthly", "yearly", "never"]
 PADDING = st.sampled_from(["", " ", "\n", "\t", "\r\n", "  \n    "])

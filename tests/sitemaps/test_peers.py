@@ -267,11 +267,11 @@ CASES = [
       <!ELEMENT foo ANY >
       <!ENTITY xxe SYSTEM "file:///etc/passwd" >
       ]>
-      <urlset xmlns="{NS}"><url><loc>http://127.0.0.1:8000/&xxe;</loc></url></urlset>""".encode(),
-        "http://127.0.0.1:8000/sitemap.xml",
+      <urlset xmlns="{NS}"><url><loc>{EX}/&xxe;</loc></url></urlset>""".encode(),
+        f"{EX}/sitemap.xml",
         [],
         malformed=1,
-        ours="Scrapy yields the text before the reference (http://127.0.0.1:8000/); a <loc> "
+        ours=f"Scrapy yields the text before the reference ({EX}/); a <loc> "
         "holding an unexpanded entity is malformed here, never cut into a URL it did not list",
     ),
     Case(

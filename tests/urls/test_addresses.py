@@ -21,6 +21,7 @@ from discovery_crawler.urls.addresses import (
     same_origin,
     url_origin,
 )
+from tests.conftest import free_port
 
 POLICY = AddressPolicy()
 
@@ -159,12 +160,14 @@ def test_a_public_literal_address_passes_without_a_lookup(url):
 
 
 def test_an_allowed_network_and_port_open_the_tests_loopback_server():
-    policy = AddressPolicy(frozenset({80, 443, 8123}), (ipaddress.ip_network("127.0.0.1/32"),))
-    assert policy.check_url("http://127.0.0.1:8123/")[0] is None
-    assert policy.check_url("http://0x7f.0.0.1:8123/")[0] is None  # the same address
-    assert policy.check_url("http://localhost:8123/")[0] is None
-    assert policy.check_url("http://127.0.0.2:8123/")[0].rule == "loopback"  # only that one
-    assert policy.check_url("http://127.0.0.1:8124/")[0].rule == "port"
+    port = free_port()
+    policy = AddressPolicy(frozenset({80, 443, port}), (ipaddress.ip_network("127.0.0.1/32"),))
+    assert policy.check_url(f"http://127.0.0.1:{port}/")[0] is None
+    assert policy.check_url(f"http://0x7f.0.0.1:{port}/")[0] is None  # the same address
+    assert policy.check_url(f"http://localhost:{port}/")[0] is None
+    assert policy.check_url(f"http://127.0.0.2:{port}/")[0].rule == "loopback"  # only that one
+    other = next(p for p in range(port + 1, port + 10) if p not in policy.ports)
+    assert policy.check_url(f"http://127.0.0.1:{other}/")[0].rule == "port"
 
 
 def test_the_reason_says_the_name_and_the_address_it_carries():
