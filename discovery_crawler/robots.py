@@ -30,8 +30,6 @@ from urllib.parse import urljoin, urlsplit
 
 from protego import Protego
 
-# Protego's own tokenizer and matcher, so that the rule we name is the rule Protego applied
-# (private names, kept in one place: private_names.py).
 from discovery_crawler.private_names import (
     ALLOW_DIRECTIVES,
     DISALLOW_DIRECTIVES,
@@ -45,6 +43,10 @@ from discovery_crawler.private_names import (
     quote_pattern,
 )
 
+# Protego's own tokenizer and matcher, so that the rule we name is the rule Protego applied
+# (private names, kept in one place: private_names.py).
+from discovery_crawler.urls.addresses import url_origin
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_AGENT_TOKEN = "discovery-crawler"
@@ -56,26 +58,15 @@ ALLOW_ALL = "allow_all"
 FAIL_CLOSED = "fail_closed"
 _FAIL_CLOSED_TAIL = ": disallow all"  # what a fail-closed reason says after what failed
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+").match
 
 
 def request_origin(url: str) -> str:
     """``scheme://host[:port]`` of a URL as requested, lowercased, default port and any
-    userinfo dropped: the key of a policy (``urls.normalize.origin_of`` splits a URL that
-    is already normalized)."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port and port != _DEFAULT_PORTS.get(scheme):
-        host = f"{host}:{port}"
-    return f"{scheme}://{host}"
+    userinfo dropped: the key of a policy — the origin the SSRF guard compares too
+    (``urls.addresses.url_origin``; ``urls.normalize.origin_of`` splits a URL that is
+    already normalized)."""
+    return url_origin(url)
 
 
 def is_robots_url(url: str) -> bool:
