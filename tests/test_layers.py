@@ -5,9 +5,9 @@ Layers, bottom to top — a module imports only from its own layer or below:
 
 1. ``urls``: URL rules (normalize, kinds, filters, junk, slugs, the seen-set);
 2. rules: sitemap parsing (``sitemaps``), ``selection``, robots.txt and refusal rules (and
-   the private names of other libraries they use), the estimate, arguments, profiles,
-   items, the project's signals, the run's outcomes and exit statuses, the job journal's
-   file format;
+   the private names of other libraries they use), the estimate, the progress line's
+   figures, arguments, profiles, items, the project's signals, the run's outcomes and exit
+   statuses, the job journal's file format;
 3. records and files: the run record, verify's verdicts, the output files (feed lines,
    state.json, the crawl log, preview, report), the sitemap worker process and the facts
    it works out per URL (feed-line heads, state entries: the output's text, so above it);
@@ -39,6 +39,7 @@ LAYERS = (
             "outcomes",
             "retries",
             "estimate",
+            "progress_figures",
             "arguments",
             "profiles",
             "items",

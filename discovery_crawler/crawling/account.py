@@ -51,6 +51,11 @@ class UnionTally:
         if self._linked.add(key):
             self._move(key, url, "links_only", self._listed)
 
+    @property
+    def listed_count(self) -> int:
+        """URLs a sitemap listed so far."""
+        return len(self._listed)
+
     def is_linked(self, key: str) -> bool:
         return key in self._linked
 
@@ -92,6 +97,7 @@ class CrawlAccount:
         self.max_depth = max_depth
         self.requested = 0  # page requests admitted to the scheduler (max_pages counts these)
         self.fetched = 0  # responses that reached the callback
+        self.failed = 0  # page requests that ended without a response (the errback)
         self.status: Counter[int] = Counter()
         self.depths: Counter[int] = Counter()  # pages fetched per depth
         self.not_fetched: Counter[str] = Counter()  # reason -> URLs recorded, not requested
@@ -115,6 +121,17 @@ class CrawlAccount:
         self.refusals = CappedList(list_cap)
         self.refusal_classes: Counter[str] = Counter()
         self.union: UnionTally | None = None
+
+    @property
+    def done(self) -> int:
+        """Page requests over (answered or failed), in ``max_pages``' units: a slash-only
+        redirect and its target's answer are one page."""
+        return max(0, self.fetched + self.failed - self.slash_redirects.count)
+
+    @property
+    def queued(self) -> int:
+        """Page requests admitted and not over yet: the frontier the progress line shows."""
+        return max(0, self.requested - self.done)
 
     def refused(self, url: str, refusal: dict[str, Any], found_on: str | None) -> None:
         self.refusal_classes[str(refusal.get("class"))] += 1

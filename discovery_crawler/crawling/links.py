@@ -1032,6 +1032,7 @@ class LinkCrawl:
             # the seed got no answer: the run's failure says why, if that has a name
             maxsize = meta.get("download_maxsize", self.download_maxsize)
             self.record.input_failure = input_failure(self.options, url, failure.value, maxsize)
+        self.account.failed += 1
         rec = self._bfs_record(url, meta, meta.get("depth", 0), None)
         if refusal.get("class") == "robots":
             # SPEC §6: a disallowed URL is not fetched, and is listed with its rule (the
