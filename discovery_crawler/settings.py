@@ -165,6 +165,9 @@ SITEMAP_MAX_BYTES = 52_428_800 + 1_048_576  # decompressed; the protocol's 50 Mi
 INVENTORY_RESERVE_URLS = 2_000_000
 CRAWL_LOG_LIST_CAP = 1_000  # entries listed per list in _crawl-log.json (counts stay exact)
 PROGRESS_INTERVAL = 5.0  # seconds between progress lines; 0 = off
+# auto: one line rewritten in place when stdout is a terminal (log lines otherwise);
+# always / never force either (extensions/progress_line.py)
+PROGRESS_TTY = "auto"
 
 # Defaults for options that later stages govern (BFS crawl, selection, service).
 BFS_MAX_PAGES = 0

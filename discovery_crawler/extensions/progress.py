@@ -1,9 +1,11 @@
 """Progress while running and a short summary at the end, as a Scrapy extension
 (modelled on ``scrapy.extensions.logstats``).
 
-Every ``PROGRESS_INTERVAL`` seconds::
+Every ``PROGRESS_INTERVAL`` seconds, the progress line (``progress_line.py``: the walk's
+URLs against their estimated total, the crawl's pages against its budget or frontier, ETAs;
+rewritten in place on a terminal)::
 
-    Progress: sitemaps 12 done / 8 pending · 612,000 URLs · 98,500 URLs/s
+    Progress: sitemaps 12 done / 8 pending · 61,200 of ~102,000 URLs (60%) · 980 URLs/s · ETA ~42 s
 
 At the end: sources tried, URLs found, limits that bound, where the files are.
 """
@@ -11,13 +13,11 @@ At the end: sources tried, URLs found, limits that bound, where the files are.
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING
 
 from scrapy import signals
-from scrapy.utils.asyncio import create_looping_call
 
-from discovery_crawler.estimate import human_duration
+from discovery_crawler.extensions.progress_line import ProgressLine, kinds_line
 from discovery_crawler.extensions.run import run_of
 from discovery_crawler.outcomes import (
     BOUNDED,
@@ -223,16 +223,6 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     return lines
 
 
-def verify_progress(record: RunRecord) -> str:
-    """`` · verify 120 / 3,400 answered, ≥ 54 min left`` while verify fetches (or '')."""
-    verify = getattr(record, "verify", None)
-    if verify is None or verify.mode != "fetch" or not verify.queued:
-        return ""
-    left = verify.expected_seconds(verify.waiting)
-    eta = f", ≥ {human_duration(left)} left" if left else ""
-    return f" · verify {verify.returned:,} / {verify.queued:,} answered{eta}"
-
-
 def reason_lines(record: RunRecord, shown: int = 3) -> list[str]:
     """The biggest reasons entries were dropped as malformed or read other than as written
     (both counted in full, by reason, in the crawl log)."""
@@ -251,11 +241,6 @@ def reason_lines(record: RunRecord, shown: int = 3) -> list[str]:
     return lines
 
 
-def kinds_line(record: RunRecord) -> str:
-    """The tally of all seven kinds, zeros included (SPEC §5)."""
-    return " · ".join(f"{kind} {n:,}" for kind, n in record.kinds.items())
-
-
 def junk_line(record: RunRecord, shown: int = 4) -> str:
     """``Flagged as likely junk (16): /test/, /test1/, … (12 more)`` (SPEC §7): in the
     inventory, never selected; the line says so when JUNK_IN_FEED leaves them out."""
@@ -267,48 +252,24 @@ def junk_line(record: RunRecord, shown: int = 4) -> str:
 
 
 class ProgressReport:
-    """Logs a one-line progress report every few seconds and a summary at the end."""
+    """Runs the progress line while the spider runs and logs a summary at the end."""
 
-    def __init__(self, crawler: Crawler, interval: float):
+    def __init__(self, crawler: Crawler, line: ProgressLine):
         self.crawler = crawler
-        self.interval = interval
-        self.task = None
-        self.last_urls = 0
-        self.last_time = time.monotonic()
+        self.line = line
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        interval = crawler.settings.getfloat("PROGRESS_INTERVAL")
-        o = cls(crawler, interval)
+        o = cls(crawler, ProgressLine.from_crawler(crawler))
         crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(o.spider_closed, signal=signals.spider_closed)
         return o
 
     def spider_opened(self) -> None:
-        run = run_of(self.crawler)
-        if self.interval > 0 and run is not None:
-            self.task = create_looping_call(self.log_progress, run.record)
-            self.task.start(self.interval, now=False)
-
-    def log_progress(self, record: RunRecord) -> None:
-        now = time.monotonic()
-        urls = record.discovered
-        rate = (urls - self.last_urls) / max(now - self.last_time, 1e-6)
-        self.last_urls, self.last_time = urls, now
-        kinds = f" · kinds: {kinds_line(record)}" if any(record.kinds.values()) else ""
-        logger.info(
-            "Progress: sitemaps %d done / %d pending · %s URLs · %s URLs/s%s%s",
-            record.sitemaps_done,
-            record.sitemaps_pending,
-            f"{urls:,}",
-            f"{rate:,.0f}",
-            kinds,
-            verify_progress(record),
-        )
+        self.line.start()
 
     def spider_closed(self, reason: str) -> None:
-        if self.task is not None and self.task.running:
-            self.task.stop()
+        self.line.finish()  # its last line, then the summary
         run = run_of(self.crawler)
         if run is None:
             return
