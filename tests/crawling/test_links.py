@@ -8,6 +8,8 @@ from typing import Any
 
 from scrapy import Request
 from scrapy.http import HtmlResponse
+from twisted.internet.error import ConnectionRefusedError
+from twisted.python.failure import Failure
 
 from discovery_crawler.crawling.links import LinkCrawl
 from discovery_crawler.items import UrlBatch
@@ -95,3 +97,18 @@ def test_the_service_profile_caps_the_links_of_a_page():
 
     assert load_profile("service")["LINKS_PER_PAGE_MAX"] == 1_000
     assert "LINKS_PER_PAGE_MAX" not in load_profile("default")
+
+
+def test_the_frontier_is_what_was_requested_and_is_not_over_yet():
+    """The progress line's queued pages: the seed answered with 5 links admits 5 requests
+    (6 requested, 1 over); one of them fails (no response): 4 queued."""
+    crawl = crawl_for()
+    requests = [
+        o for o in crawl.parse_page(seed_response(crawl, page_of(5))) if isinstance(o, Request)
+    ]
+    account = crawl.account
+    assert (account.requested, account.done, account.queued) == (6, 1, 5)
+    failure = Failure(ConnectionRefusedError())
+    failure.request = requests[0]
+    list(crawl.page_failed(failure))
+    assert (account.failed, account.done, account.queued) == (1, 2, 4)
