@@ -44,6 +44,13 @@ Interfaces for other components (documented in the README):
 * ``host_failed(request, reason)`` / ``host_answered(request)``: a transient failure of the
   request's host (returns the ``HostFailure``: the pause, whether the host is given up) /
   an answer from it.
+* signals it sends (``signals.py``; the run's timeline, ``extensions/timeline.py``, draws
+  them): ``host_interval`` (origin, seconds) when an origin is first requested and
+  whenever its host's interval in force moves (Crawl-delay, a failing host's pause, the
+  answer that ends it); ``host_held`` (origin, kind, seconds) when a failing host is
+  paused (``backoff``), a Retry-After holds it (``retry_after``), a job's first request
+  to it waits out the interval since the invocation before (``pause``) or it is given
+  up (``give_up``).
 
 Spacing is per downloader slot, which is the host by default; hosts sharing a slot
 (``CONCURRENT_REQUESTS_PER_IP``, a ``download_slot`` meta key) are spaced by the largest of

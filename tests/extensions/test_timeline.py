@@ -6,6 +6,7 @@ what the throttle and the refusal middleware send it. The bucket arithmetic:
 from __future__ import annotations
 
 import asyncio
+from time import monotonic
 from types import SimpleNamespace
 from typing import Any
 
@@ -163,3 +164,16 @@ def test_the_refusal_middleware_sends_each_refusal_it_counts():
         asyncio.run(mw.process_response(request, response))
     assert sum(logged(crawler)["hosts"][ORIGIN]["refusals"]) == 2
     assert mw.summary.total == 2
+
+
+def test_a_jobs_first_request_to_a_host_waiting_out_the_interval_is_a_pause():
+    crawler, _ = build(HOST_INTERVAL=2.0)
+    throttle = crawler.get_extension(HostThrottle)
+    # as spider_opened sets it from job.json: the invocation before sent its last request
+    # to the host half a second ago
+    throttle._earlier[HOST] = monotonic() - 0.5
+    with_slot(crawler, throttle, Request(ORIGIN + "/"))
+    with_slot(crawler, throttle, Request(ORIGIN + "/a"))  # not the first: no pause
+    [event] = logged(crawler)["events"]
+    assert event["kind"] == "pause" and event["host"] == ORIGIN
+    assert 1.0 < event["seconds"] <= 1.5
