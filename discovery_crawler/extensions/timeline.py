@@ -7,8 +7,8 @@ An extension that only listens, as Scrapy's ``LogStats`` does:
 * ``request_reached_downloader``: a request about to be sent (robots.txt, sitemaps,
   pages, retries: everything that goes to the network). A response answered by a
   downloader middleware — a resumed job's journal (``job/responses_replayed``), a chunk's
-  held request (``chunk/held``) — never reaches it, so the requests add up to
-  ``downloader/request_count`` less those;
+  held request (``chunk/held``), an HTTP cache's hit — never reaches it, so the requests
+  add up to ``downloader/request_count`` less those;
 * ``page_refused`` (``signals.py``, the refusal middleware): a page fetch refused or failed,
   counted where the refusal is recorded;
 * ``host_interval`` and ``host_held`` (the host throttle): the interval in force from then

@@ -61,12 +61,12 @@ def leaf_of(bare: str, parent: str) -> str:
 def path_depth(url: str) -> int:
     """The number of non-empty path segments of a URL: ``https://h/`` 0, ``https://h/a``
     and ``https://h/a/`` 1, ``https://h/a//b?x=/y`` 2 (query and fragment ignored)."""
+    url = url.partition("?")[0].partition("#")[0]
     scheme_end = url.find("//")
     start = url.find("/", scheme_end + 2) if scheme_end >= 0 else 0
     if start < 0:
         return 0
-    path = url[start:].partition("?")[0].partition("#")[0]
-    return len([segment for segment in path.split("/") if segment])
+    return len([segment for segment in url[start:].split("/") if segment])
 
 
 def count_path_depths(urls: list[str]) -> Counter[int]:

@@ -13,7 +13,8 @@ from discovery_crawler.selection.parents import count_path_depths, path_depth
 segments = st.lists(st.sampled_from(["a", "blog", "p-1", "", "x.html", "ü"]), max_size=6)
 urls = st.builds(
     lambda scheme, host, segs, slash, query, fragment: (
-        f"{scheme}://{host}/{'/'.join(segs)}{'/' if slash and segs else ''}{query}{fragment}"
+        f"{scheme}://{host}{'/' if segs or slash else ''}{'/'.join(segs)}"
+        f"{'/' if slash and segs else ''}{query}{fragment}"
     ),
     st.sampled_from(["http", "https"]),
     st.sampled_from(["h", "example.com", "example.com:8080", "[::1]"]),
@@ -30,6 +31,7 @@ def test_path_depth_counts_non_empty_segments_only():
     assert path_depth("https://example.com/a") == path_depth("https://example.com/a/") == 1
     assert path_depth("http://h:80/a/b/c.html") == 3
     assert path_depth("https://h/a//b/?next=/x/y/#/z") == 2
+    assert path_depth("https://h?next=/x/y/") == path_depth("https://h#/x") == 0
 
 
 @given(st.lists(urls, max_size=30))
