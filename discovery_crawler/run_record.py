@@ -10,10 +10,13 @@ from __future__ import annotations
 import time
 from collections import Counter
 from datetime import UTC, datetime
+from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler import __version__
 from discovery_crawler.outcomes import outcome_of
+from discovery_crawler.selection.parents import count_path_depths
 from discovery_crawler.urls.kinds import empty_tally
 from discovery_crawler.urls.seen import SeenSet
 
@@ -98,6 +101,34 @@ class ReasonedList(CappedList):
         return {**super().as_dict(), "reasons": dict(self.reasons.most_common())}
 
 
+_URL = itemgetter("url")
+
+
+class InventoryDepths:
+    """How deep the inventory's URLs are: link hops from the seed (the records' ``depth``;
+    a URL without one, as every URL of a sitemap-only run, is counted apart) and path
+    segments. Counted a batch at a time where the inventory leaves the pipeline, so both
+    tallies add up to ``counts.discovered``; a resumed run replays its batches through the
+    same stage and counts them again from nothing."""
+
+    def __init__(self) -> None:
+        self.click: Counter[int | None] = Counter()
+        self.path: Counter[int] = Counter()
+
+    def add_many(self, records: list[dict[str, Any]]) -> None:
+        # dict.get mapped over the records: the per-URL work stays in C.
+        self.click.update(map(dict.get, records, repeat("depth")))
+        self.path.update(count_path_depths(list(map(_URL, records))))
+
+    def as_dict(self) -> dict[str, Any]:
+        click = {depth: n for depth, n in self.click.items() if isinstance(depth, int)}
+        return {
+            "click": {str(depth): click[depth] for depth in sorted(click)},
+            "click_none": sum(self.click.values()) - sum(click.values()),
+            "path": {str(depth): self.path[depth] for depth in sorted(self.path)},
+        }
+
+
 class RunRecord:
     """The run's own account of itself; becomes one entry of ``_crawl-log.json#runs``."""
 
@@ -135,6 +166,7 @@ class RunRecord:
         self._filtered_lists: dict[str, CappedList] = {}
         self.requires_auth = CappedList(list_cap)
         self.junk = CappedList(list_cap)  # flagged junk: {url, path, pattern}
+        self.depths = InventoryDepths()  # click and path depths of the inventory
         self.junk_in_feed = True  # JUNK_IN_FEED: flagged records stay in the feed
         self.list_cap = list_cap
         self.skipped_sitemaps = CappedList(list_cap)
@@ -158,6 +190,9 @@ class RunRecord:
         self.report_path: Any = None  # where report.html goes (pipelines/crawl_log.py), if on
         self.verify: Any = None  # verdicts.VerifyTally, when -a verify=1
         self.retries: Any = None  # retries.RetrySummary, set by the retry middleware
+        # extensions/timeline_buckets.Timeline: requests, refusals, intervals and holds
+        # per host over time, set by the timeline extension when it runs
+        self.timeline: Any = None
 
     def start_judging(self, reason: str | None = None) -> bool:
         """Note the finish reason; True the first time only (the run is judged once)."""
@@ -259,6 +294,7 @@ class RunRecord:
                 "flagged_as_junk": {**self.junk.as_dict(), "in_feed": self.junk_in_feed},
                 "requires_auth": self.requires_auth.as_dict(),
                 "limits": list(self.limits.values()),
+                "depths": self.depths.as_dict(),
                 "notes": self.notes,
                 **({"crawl": self.crawl.as_dict()} if self.crawl is not None else {}),
             },
@@ -267,6 +303,7 @@ class RunRecord:
             "verify": self.verify.as_dict() if self.verify is not None else None,
             "throttle": self.throttle.as_dict() if self.throttle is not None else None,
             "retries": self.retries.as_dict() if self.retries is not None else None,
+            "timeline": self.timeline.as_dict() if self.timeline is not None else None,
             "selection": self.selection.as_dict() if self.selection is not None else None,
             "groups": self.groups.as_dict(self.list_cap) if self.groups is not None else None,
             "tree": self.tree.as_dict() if self.tree is not None else None,

@@ -85,6 +85,9 @@ EXTENSIONS = {
     "discovery_crawler.extensions.throttle.HostThrottle": 0,
     "discovery_crawler.extensions.gc_tuning.GcTuning": 0,
     "discovery_crawler.extensions.malloc_trim.MallocTrim": 0,
+    # After the run (it hangs its timeline on the run's record): requests and refusals per
+    # host over time, intervals and holds, for the crawl log and report.html.
+    "discovery_crawler.extensions.timeline.RunTimeline": 2,
 }
 # Scrapy's own extensions, less the two turned off above: not even imported, as a None in
 # EXTENSIONS would still import them. The remote-control module imports aiohttp's server,
@@ -254,6 +257,13 @@ MAX_CHUNK_PAGES = 0
 
 # --- Report (SPEC §10): report.html next to _crawl-log.json at the end of every run --------
 REPORT_ENABLED = True  # a self-contained HTML page of the run (output/report.py)
+# The run's timeline (extensions/timeline.py; the crawl log's `timeline`, drawn by the
+# report): requests and refusals per host in buckets of time, from 1 s wide; past
+# TIMELINE_MAX_BUCKETS buckets the width doubles and pairs merge, so a long run costs the
+# same. The first TIMELINE_MAX_HOSTS hosts have series of their own, the rest are summed.
+TIMELINE_ENABLED = True
+TIMELINE_MAX_BUCKETS = 600
+TIMELINE_MAX_HOSTS = 20
 
 # --- Bad input: pages too large to read whole ---------------------------------------------
 # A page fetch stops reading after PAGE_MAX_BYTES (as Googlebot reads the first 15 MB of an

@@ -10,3 +10,24 @@ urls_expected = object()
 #: the feed's storage and exporters; the run's owner (``extensions/run.py``) says it in
 #: one line and stops the run.
 output_failed = object()
+
+#: A host's interval changed (``origin``: ``scheme://host[:port]``, ``seconds``: the time
+#: now kept between two of its requests — its base, its Crawl-delay, the pause of a
+#: failing host): sent by the host throttle (``extensions/throttle.py``) when a host is
+#: first seen and whenever the interval in force moves.
+host_interval = object()
+
+#: A host is held back (``origin``, ``kind``: one of ``HOLD_KINDS``, ``seconds``): sent by
+#: the host throttle when it backs a failing host off, honours a Retry-After, makes a job's
+#: first request to a host wait out the interval since the invocation before, or gives a
+#: host up (``seconds`` 0).
+host_held = object()
+BACKOFF = "backoff"  # failing: no request to it for ``seconds`` (exponential back-off)
+RETRY_AFTER = "retry_after"  # a 429/503 Retry-After holds it ``seconds``
+PAUSE = "pause"  # its first request waits ``seconds``: the interval since the job's last one
+GIVE_UP = "give_up"  # failed too often in a row: its failures are no longer retried
+HOLD_KINDS = (BACKOFF, RETRY_AFTER, PAUSE, GIVE_UP)
+
+#: A page fetch was refused or failed (``request``, ``refusal``: the refusal record, a dict
+#: with its ``class``): sent by the refusal middleware where it counts the refusal.
+page_refused = object()

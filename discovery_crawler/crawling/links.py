@@ -72,6 +72,7 @@ from discovery_crawler.middlewares.robots import RobotsDisallowed
 from discovery_crawler.middlewares.ssrf import FLAG as SSRF_FLAG
 from discovery_crawler.middlewares.ssrf import SSRFRefused
 from discovery_crawler.refusals import classify_oversize, classify_response
+from discovery_crawler.signals import page_refused
 from discovery_crawler.urls.addresses import same_origin
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import FILE_KINDS, answer_kind, fetch_decides, url_kind
@@ -814,6 +815,9 @@ class LinkCrawl:
         if summary is not None:
             summary.add(found)
             self.crawler.stats.inc_value("refusals/login")
+            self.crawler.signals.send_catch_log(
+                signal=page_refused, request=response.request, refusal=found
+            )
         return found
 
     def _bfs_seed_refused(self, target: str, url: str, rec: dict[str, Any]) -> None:
@@ -1027,6 +1031,9 @@ class LinkCrawl:
             refusal = oversize.cite(meta).as_dict()
             if self.record.refusals is not None:
                 self.record.refusals.add(refusal)
+                self.crawler.signals.send_catch_log(
+                    signal=page_refused, request=request, refusal=refusal
+                )
         refusal = refusal or failure_refusal(failure)
         if meta.get("via") == "seed" and self.record.input_failure is None:
             # the seed got no answer: the run's failure says why, if that has a name

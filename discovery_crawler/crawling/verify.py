@@ -61,7 +61,7 @@ from discovery_crawler.middlewares.robots import RobotsDisallowed
 from discovery_crawler.middlewares.ssrf import FLAG as SSRF_FLAG
 from discovery_crawler.middlewares.ssrf import SSRFRefused
 from discovery_crawler.refusals import classify_failure, classify_response
-from discovery_crawler.signals import urls_expected
+from discovery_crawler.signals import page_refused, urls_expected
 from discovery_crawler.sitemaps.facts import FACTS
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import url_kinds_many
@@ -302,7 +302,7 @@ class ListedPageVerifier:
                     canonical = self._verify_target(here, scan.canonical)
         found = refusal.cite(_citation(entry)).as_dict() if refusal is not None else None
         if found is not None:
-            self._verify_refused(found)
+            self._verify_refused(found, response.request)
         verdict = answer_verdict(status, found and found["class"], bool(chain))
         extra = {"chain": [list(hop) for hop in chain]} if chain else None
         yield self._verify_record(
@@ -341,7 +341,7 @@ class ListedPageVerifier:
         login = classify_response(target, answered, {}, b"", urls)
         if login is not None and login.refusal_class == "login":
             found = login.cite(_citation(entry)).as_dict()
-            self._verify_refused(found)
+            self._verify_refused(found, response.request)
             verdict = answer_verdict(answered, "login", True)
             yield self._verify_record(entry, answered, chain, target, found, verdict, extra)
             return
@@ -412,7 +412,7 @@ class ListedPageVerifier:
                 "reason": found["reason"],
                 **_citation(entry),
             }
-            self._verify_refused(refusal)
+            self._verify_refused(refusal, request)
         else:
             classified = classify_failure(request.url, exc)
             if classified is None:  # ignored by a component: a decision, not an answer
@@ -434,16 +434,21 @@ class ListedPageVerifier:
                 yield self._verify_request(request.url, entry, "GET", chain)
                 return
             refusal = classified.cite(_citation(entry)).as_dict()
-            self._verify_refused(refusal)
+            self._verify_refused(refusal, request)
         verdict = answer_verdict(None, refusal["class"], bool(chain))
         yield self._verify_record(entry, None, chain, request.url, refusal, verdict, extra or None)
 
     # -- records ------------------------------------------------------------------------
-    def _verify_refused(self, found: dict[str, Any]) -> None:
-        """A refusal of verify's goes into the run's refusal summary, as the link crawl's."""
+    def _verify_refused(self, found: dict[str, Any], request: Request | None) -> None:
+        """A refusal of verify's goes into the run's refusal summary, as the link crawl's
+        (and to the run's timeline, as the ``page_refused`` signal)."""
         summary = self.record.refusals
         if summary is not None:
             summary.add(found)
+            if request is not None:
+                self.crawler.signals.send_catch_log(
+                    signal=page_refused, request=request, refusal=found
+                )
         self.crawler.stats.inc_value(f"verify/refusals/{found['class']}")
 
     def _verify_base(

@@ -44,6 +44,13 @@ Interfaces for other components (documented in the README):
 * ``host_failed(request, reason)`` / ``host_answered(request)``: a transient failure of the
   request's host (returns the ``HostFailure``: the pause, whether the host is given up) /
   an answer from it.
+* signals it sends (``signals.py``; the run's timeline, ``extensions/timeline.py``, draws
+  them): ``host_interval`` (origin, seconds) when an origin is first requested and
+  whenever its host's interval in force moves (Crawl-delay, a failing host's pause, the
+  answer that ends it); ``host_held`` (origin, kind, seconds) when a failing host is
+  paused (``backoff``), a Retry-After holds it (``retry_after``), a job's first request
+  to it waits out the interval since the invocation before (``pause``) or it is given
+  up (``give_up``).
 
 Spacing is per downloader slot, which is the host by default; hosts sharing a slot
 (``CONCURRENT_REQUESTS_PER_IP``, a ``download_slot`` meta key) are spaced by the largest of
@@ -69,6 +76,14 @@ from discovery_crawler.extensions.host_intervals import (
 )
 from discovery_crawler.extensions.job import ResumableJob
 from discovery_crawler.extensions.run import run_of
+from discovery_crawler.signals import (
+    BACKOFF,
+    GIVE_UP,
+    PAUSE,
+    RETRY_AFTER,
+    host_held,
+    host_interval,
+)
 
 if TYPE_CHECKING:
     from typing import Self
@@ -128,6 +143,9 @@ class HostThrottle:
         self._host_slots: dict[str, set[str]] = {}
         self._anchored: dict[str, Slot] = {}  # slot key -> the slot its first response anchored
         self._said: set[tuple[str, str]] = set()  # (what, host) already logged at INFO
+        # The origins requested of each host, and the interval last announced for each
+        # (the ``host_interval`` signal: the run's timeline draws it).
+        self._origins: dict[str, dict[str, float | None]] = {}
         # A job's hosts: when its last request to each ended (wall clock, in job.json), and
         # that moment on this process's monotonic clock (an earlier invocation's, or 0).
         self._last_requests: dict[str, float] = {}
@@ -184,6 +202,7 @@ class HostThrottle:
             change.old,
         )
         self._refresh_slots_of(host)
+        self._announce(host)
 
     def host_failed(self, request: Request, reason: str = "") -> HostFailure:
         """A transient failure of ``request``'s host (``reason`` in words, for the log):
@@ -222,6 +241,12 @@ class HostThrottle:
                 reason or "failure",
             )
         self._refresh_slots_of(host)
+        origin = _origin(request)
+        if failure.pause:  # the pause from now (failure.pause: what it added to the wait)
+            self._send_hold(origin, BACKOFF, state.pause)
+        if failure.given_up:
+            self._send_hold(origin, GIVE_UP, 0.0)
+        self._announce(host)
         return failure
 
     def host_answered(self, request: Request) -> None:
@@ -242,6 +267,7 @@ class HostThrottle:
         if streak > 1:
             logger.info("Throttle: %s answers again after %d failures in a row", host, streak)
         self._refresh_slots_of(host, resume=True)
+        self._announce(host)
 
     @property
     def summary(self) -> HostIntervals:
@@ -269,12 +295,23 @@ class HostThrottle:
             self.set_crawl_delay(host, request.meta[CRAWL_DELAY_META], _origin(request))
         key = request.meta.get("download_slot")
         slot = self._slot(key)
+        origins = self._origins.setdefault(host, {})
+        first = not origins
+        origins.setdefault(_origin(request), None)
         if slot is None:
+            self._announce(host)
             return
         self._remember(key, host)
         self._configure(key, slot)
         if slot.delay > 0:  # the throttle may hold this one: measure how long
             request.meta[_QUEUED_META] = monotonic()
+        self._announce(host)
+        if first and (earlier := self._earlier.get(host)):
+            # The job's invocation before sent its last request to this host lately: the
+            # first one of this invocation waits out the rest of the interval.
+            wait = earlier + slot.delay - monotonic()
+            if wait >= _WAIT_WORTH_COUNTING:
+                self._send_hold(_origin(request), PAUSE, wait)
 
     def request_left_downloader(self, request: Request, spider: Spider) -> None:
         host = _host(request)
@@ -321,6 +358,7 @@ class HostThrottle:
             cap,
         )
         self._refresh_slots_of(host)
+        self._send_hold(_origin(request), RETRY_AFTER, wait)
 
     # -- slots -------------------------------------------------------------------------
     def _slot(self, key: str | None) -> Slot | None:
@@ -436,6 +474,27 @@ class HostThrottle:
         state.wait_seconds += waited
         self.stats.inc_value("throttle/waits")
         self.stats.inc_value("throttle/wait_seconds", waited)
+
+    # -- what the timeline draws -------------------------------------------------------
+    def _announce(self, host: str) -> None:
+        """Send ``host_interval`` for each origin of ``host`` whose interval in force (a
+        failing host's pause included: its requests leave one per pause) moved."""
+        origins = self._origins.get(host)
+        if not origins:
+            return
+        intervals = self.intervals
+        seconds = max(intervals.interval_for(host), intervals.pause_of(host))
+        for origin, said in origins.items():
+            if said != seconds:
+                origins[origin] = seconds
+                self.crawler.signals.send_catch_log(
+                    signal=host_interval, origin=origin, seconds=seconds
+                )
+
+    def _send_hold(self, origin: str, kind: str, seconds: float) -> None:
+        self.crawler.signals.send_catch_log(
+            signal=host_held, origin=origin, kind=kind, seconds=seconds
+        )
 
     def _say_once(self, what: str, host: str, message: str, *args: Any) -> None:
         level = logging.DEBUG if (what, host) in self._said else logging.INFO

@@ -31,7 +31,8 @@ rendered again.
 
 Stats: ``refusals/<class>``, ``refusals/identical_content``, ``render/requested``,
 ``render/rendered``. Summary: ``RefusalSummary`` on ``self.summary``, also the run's
-``record.refusals`` (``extensions/run.py``) when there is a run.
+``record.refusals`` (``extensions/run.py``) when there is a run. Each refusal is also sent
+as the ``page_refused`` signal (``signals.py``: the run's timeline counts them per host).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from discovery_crawler.refusals import (
     classify_response,
 )
 from discovery_crawler.rendering import rendering_installed
+from discovery_crawler.signals import page_refused
 
 if TYPE_CHECKING:
     from typing import Self
@@ -166,7 +168,7 @@ class RefusalMiddleware:
         allowed = meta.get("handle_httpstatus_list") or ()
         if not 200 <= response.status < 300 and response.status not in allowed:
             meta["handle_httpstatus_list"] = [*allowed, response.status]
-        self._count(record)
+        self._count(request, record)
         return response
 
     async def process_exception(self, request: Request, exception: Exception) -> None:
@@ -181,12 +183,13 @@ class RefusalMiddleware:
         _after_retries(refusal, request.meta)
         record = refusal.as_dict()
         request.meta["refusal"] = record
-        self._count(record)
+        self._count(request, record)
         return None  # the exception goes on to the spider's errback
 
-    def _count(self, record: dict[str, Any]) -> None:
+    def _count(self, request: Request, record: dict[str, Any]) -> None:
         self.stats.inc_value(f"refusals/{record['class']}")
         self.summary.add(record)
+        self.crawler.signals.send_catch_log(signal=page_refused, request=request, refusal=record)
         logger.debug("Refused (%s) %s: %s", record["class"], record["url"], record["reason"])
 
 

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 
 class CrawlLogPipeline(BatchStage):
-    """Counts what leaves the pipeline; writes the run record when the spider closes."""
+    """Counts what leaves the pipeline, and how deep it is; writes the run record when the
+    spider closes."""
 
     def __init__(self, crawler: Crawler):
         super().__init__(crawler)
@@ -33,6 +34,7 @@ class CrawlLogPipeline(BatchStage):
         if isinstance(item, UrlBatch) and item.records:
             count = len(item.records)
             self.record.counts["discovered"] += count
+            self.record.depths.add_many(item.records)
             self.stats.inc_value("discovery/urls/discovered", count)
         return item
 

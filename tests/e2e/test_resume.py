@@ -102,6 +102,10 @@ def _resumed_as_uninterrupted(
     run, whole_run = _last_run(out), _last_run(tmp_path / "out-whole")
     assert run["status"] == "completed"
     assert run["selection"]["kept"] == whole_run["selection"]["kept"]
+    # The same URLs: the same path depths (click depths follow the order pages answered).
+    depths, whole_depths = run["discovery"]["depths"], whole_run["discovery"]["depths"]
+    assert depths["path"] == whole_depths["path"]
+    assert sum(depths["path"].values()) == run["discovery"]["counts"]["discovered"]
     for groups in ("path_groups", "parent_groups"):  # (their samples follow arrival order)
         counts = [(g["id"], g["count"]) for g in run["groups"][groups]]
         assert counts == [(g["id"], g["count"]) for g in whole_run["groups"][groups]]
