@@ -190,8 +190,8 @@ svg.tm g.cell{cursor:pointer}
 svg.tm rect{stroke:#fff;stroke-width:1}
 svg.tm g.cell:hover>rect{stroke:#1d232a;stroke-width:1.5}
 svg.tm g.self>rect{opacity:.55}
-svg.tm text{font:11px system-ui,sans-serif;fill:#fff;pointer-events:none}
-svg.tm text.hd{font-weight:600}
+figure.chart svg.tm text{font:11px system-ui,sans-serif;fill:#10151a;pointer-events:none}
+figure.chart svg.tm text.hd{font-weight:600}
 .tm-tip{position:absolute;z-index:2;pointer-events:none;background:#1d232a;color:#fff;
 font-size:12px;line-height:1.4;padding:6px 8px;border-radius:4px;max-width:420px;
 word-break:break-all;box-shadow:0 2px 6px rgba(0,0,0,.25)}
