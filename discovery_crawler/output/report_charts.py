@@ -405,7 +405,7 @@ def sitemap_tree(run: dict[str, Any], max_lines: int = SITEMAP_LINES) -> str:
             bits.append('<span class="g">gzip</span>')
         if a.get("index") or count(a.get("sitemaps")):
             bits.append(f'<span class="f">→ {count(a.get("sitemaps")):,} sitemaps</span>')
-        if urls or a.get("ok"):
+        if urls or (a.get("ok") and not a.get("index")):
             bits.append(f'<span class="n">{urls:,} URLs</span>')
         if count(a.get("malformed")):
             bits.append(f'<span class="e">{count(a.get("malformed")):,} malformed</span>')

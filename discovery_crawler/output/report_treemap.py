@@ -219,6 +219,9 @@ document.addEventListener("DOMContentLoaded", function () {
   }
 
   function fmt(v) { return Number(v).toLocaleString("en-US"); }
+  function shown(text) {  // a percent-encoded segment (/%D8%AA…) as the reader knows it
+    try { return decodeURIComponent(text); } catch (e) { return text; }
+  }
   function colour(n) {
     var entry = data.palette[mode][n.g[MODES[mode]]];
     return entry ? entry[1] : "#9aa5b1";
@@ -308,7 +311,7 @@ document.addEventListener("DOMContentLoaded", function () {
       el("rect", {x: r.x.toFixed(1), y: r.y.toFixed(1), width: r.w.toFixed(1),
                   height: r.h.toFixed(1), fill: colour(n)}, g);
       var deeper = !r.it.self && n.ch && level < LEVELS && r.w > 48 && r.h > HEAD + 18;
-      var name = r.it.self ? "(this path)" : n.n;
+      var name = r.it.self ? "(this path)" : shown(n.n);
       if (r.h >= 14) { label(g, name + " " + fmt(r.it.v), r.x, r.y, r.w, deeper ? "hd" : ""); }
       if (deeper) { layout(n, r.x + 2, r.y + HEAD, r.w - 4, r.h - HEAD - 2, level + 1); }
     });
@@ -320,14 +323,14 @@ document.addEventListener("DOMContentLoaded", function () {
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.setAttribute("height", H);
     clear(svg);
-    if (zoom.ch && zoom.ch.length) {
+    if ((zoom.ch || []).some(function (c) { return c.c > 0; })) {
       layout(zoom, 0, 0, W, H, 1);
     } else {
       var g = el("g", {"class": "cell", "data-path": zoom.p, "data-count": zoom.c,
                        "data-level": 1}, svg);
       g.__node = zoom;
       el("rect", {x: 0, y: 0, width: W, height: H, fill: colour(zoom)}, g);
-      label(g, zoom.n + " " + fmt(zoom.c), 0, 0, W, "hd");
+      label(g, shown(zoom.n) + " " + fmt(zoom.c), 0, 0, W, "hd");
     }
     fig.setAttribute("data-zoom", zoom.p);
     fig.setAttribute("data-zoom-count", zoom.c);
@@ -343,7 +346,7 @@ document.addEventListener("DOMContentLoaded", function () {
     chain.forEach(function (node, i) {
       var b = document.createElement("button");
       b.type = "button";
-      b.textContent = (i ? node.n : "/") + " (" + fmt(node.c) + ")";
+      b.textContent = (i ? shown(node.n) : "/") + " (" + fmt(node.c) + ")";
       b.__node = node;
       b.disabled = node === zoom;
       crumbs.appendChild(b);
@@ -384,11 +387,11 @@ document.addEventListener("DOMContentLoaded", function () {
     var n = g.__node, c = +g.getAttribute("data-count");
     clear(tip);
     var b = document.createElement("b");
-    b.textContent = (g.__self ? "(this path) " : "") + (n.p || n.n);
+    b.textContent = (g.__self ? "(this path) " : "") + shown(n.p || n.n);
     tip.appendChild(b);
     var parent = g.__self ? n : n.parent, share = "";
     if (parent && parent.c) {
-      share = " (" + (100 * c / parent.c).toFixed(1) + "% of " + (parent.p || parent.n) + ")";
+      share = " (" + (100 * c / parent.c).toFixed(1) + "% of " + shown(parent.p || parent.n) + ")";
     }
     div(tip, "URLs: " + fmt(c) + share);
     [["sources", n.s], ["statuses", n.t], ["kinds", n.k]].forEach(function (row) {

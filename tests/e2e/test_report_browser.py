@@ -271,13 +271,22 @@ def test_hostile_report_runs_no_script_of_the_run(browser, tmp_path):
     child = run["tree"]["root"]["children"][0]
     child["name"] = "</script><script>alert(1)</script>"
     child["path"] = "/</script><script>alert(1)</script>"
+    # percent-encoded names are shown decoded; one that does not decode is shown as it is
+    for name in ("%D8%AA%D8%B3", "%E0%A4%A", "%"):
+        child = {**child, "name": name, "path": f"/{name}", "children": []}
+        run["tree"]["root"]["children"].append(child)
+        run["tree"]["root"]["count"] += 1
     report = write_report(tmp_path / REPORT_NAME, run)
     page = Page(browser, report)
     try:
         page.page.hover('svg.tm g.cell[data-level="1"] > rect')
         tip = page.page.locator("#treemap .tm-tip").inner_text()
+        labels = page.eval(
+            "() => Array.from(document.querySelectorAll('svg.tm text')).map(t => t.textContent)"
+        )
     finally:
         page.close()
     assert page.dialogs == [] and page.requests == [page.url]
     assert page.errors == []
     assert "</script><script>alert(1)</script>" in tip  # shown as text
+    assert {"تس 1", "%E0%A4%A 1", "% 1"} <= set(labels)
