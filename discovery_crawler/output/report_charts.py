@@ -20,6 +20,7 @@ BAR_CAP = 24  # categorical bars drawn; the rest are summed into one "others" ba
 DEPTH_CAP = 30  # depth columns; deeper ones are summed into the last ("30+")
 TIMELINE_HOSTS = 6  # hosts drawn on their own; the rest are summed ("other hosts")
 TIMELINE_EVENTS = 2_000  # hold markers drawn
+MAX_BUCKETS = 2_000  # buckets drawn (the timeline keeps at most max_buckets, 600 by default)
 SITEMAP_LINES = 1_000  # lines of the sitemap tree
 FOLD_CHILDREN = 40  # a sitemap index with more children than this starts folded
 NOT_RECORDED = "not recorded in this crawl log"
@@ -477,7 +478,7 @@ def _series(values: Any, n: int) -> list[int]:
 def timeline_hosts(timeline: dict[str, Any], cap: int = TIMELINE_HOSTS) -> list[dict[str, Any]]:
     """The hosts drawn: ``cap - 1`` busiest on their own, the rest summed (``other hosts``);
     each with requests and refusals per bucket and its interval steps."""
-    n = count(timeline.get("buckets"))
+    n = min(count(timeline.get("buckets")), MAX_BUCKETS)
     hosts = []
     for name, data in _d(timeline.get("hosts")).items():
         data = _d(data)
@@ -514,15 +515,17 @@ def timeline_chart(run: dict[str, Any]) -> str:
     timeline = run.get("timeline")
     if not isinstance(timeline, dict):
         return note("timeline", title, NOT_RECORDED, wide=True)
-    n = count(timeline.get("buckets"))
+    n = min(count(timeline.get("buckets")), MAX_BUCKETS)
     width = number(timeline.get("bucket_seconds")) or 1.0
     hosts = timeline_hosts(timeline)
     if not n or not hosts:
         return note("timeline", title, "no request was made", wide=True)
     span = n * width
     events = [_d(e) for e in _l(timeline.get("events"))][:TIMELINE_EVENTS]
-    for e in events:  # a hold may run past the last bucket
-        span = max(span, number(e.get("t")) + number(e.get("seconds")))
+    # A hold may run past the last bucket (a Retry-After at the end); one that claims more
+    # than an hour past it is cut there, not allowed to squash the chart.
+    for e in events:
+        span = max(span, min(number(e.get("t")) + number(e.get("seconds")), n * width + 3600))
     W, left, right = 1100, 56, 90
     plot_w = W - left - right
     rate_h, lane_h, iv_h = 150, 14, 60
@@ -533,7 +536,7 @@ def timeline_chart(run: dict[str, Any]) -> str:
     H = iv_top + iv_h + 34
 
     def x(t: float) -> float:
-        return left + plot_w * t / span
+        return left + plot_w * min(t, span) / span
 
     rates = [[v / width for v in h["requests"]] for h in hosts]
     ref_total = [sum(col) / width for col in zip(*(h["refusals"] for h in hosts), strict=True)]

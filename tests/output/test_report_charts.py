@@ -116,9 +116,65 @@ def test_empty_and_malformed_runs_still_render_every_chart():
             "timeline": {"buckets": "9", "hosts": {"h": {"requests": "abc"}}},
         },
         {"timeline": {"buckets": 3, "bucket_seconds": math.nan, "hosts": {"h": {}}}},
+        {  # absurd sizes: bounded, not a billion buckets nor a chart squashed to a pixel
+            "timeline": {
+                "buckets": 10**12,
+                "bucket_seconds": 1e-300,
+                "hosts": {"h": {"requests": [5] * 5}},
+                "events": [{"t": 1e300, "seconds": 1e300, "kind": "pause", "host": "h"}],
+            }
+        },
     ]
     for run in runs:
         doc = doc_of(run)
+        for name in (*CHARTS, "timeline"):
+            chart(doc, name)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 10**9) | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    depths=JSON,
+    timeline_value=JSON,
+    hosts=st.dictionaries(st.text(max_size=10), JSON, max_size=3),
+    events=st.lists(JSON, max_size=5),
+    buckets=JSON,
+    attempts=st.lists(JSON, max_size=5),
+    tree=JSON,
+)
+def test_any_crawl_log_values_render(
+    depths, timeline_value, hosts, events, buckets, attempts, tree
+):
+    """Whatever the newer keys and the drawn ones hold, the report renders, with our one
+    script, no handler, and every chart present."""
+    runs = [
+        {
+            "discovery": {"depths": depths, "sitemap_attempts": attempts},
+            "timeline": timeline_value,
+            "tree": {"root": tree},
+        },
+        {
+            "discovery": {"depths": {"click": depths, "path": depths, "click_none": depths}},
+            "timeline": {
+                "buckets": buckets,
+                "bucket_seconds": buckets,
+                "hosts": hosts,
+                "events": events,
+            },
+        },
+    ]
+    for run in runs:
+        html = render_report(run)
+        assert scripts_and_handlers(html) == (1, [])
+        doc = lxml.html.document_fromstring(html)
         for name in (*CHARTS, "timeline"):
             chart(doc, name)
 
