@@ -125,9 +125,12 @@ def _short(text: str, limit: int) -> str:
 
 
 def note(chart: str, title: str, text: str, wide: bool = False) -> str:
+    """A chart with nothing to draw: ``data-absent`` when the crawl log does not record its
+    data (an older run), ``data-count="0"`` when it records none."""
     cls = "chart wide" if wide else "chart"
+    mark = "data-absent" if text == NOT_RECORDED else 'data-count="0"'
     return (
-        f'<figure class="{cls}" data-chart="{chart}" data-absent><figcaption>{esc(title)}'
+        f'<figure class="{cls}" data-chart="{chart}" {mark}><figcaption>{esc(title)}'
         f'</figcaption><p class="muted">{esc(text)}</p></figure>'
     )
 

@@ -105,6 +105,11 @@ def test_absent_keys_give_a_note_not_a_chart():
         assert NOT_RECORDED in fig.text_content()
         assert not fig.xpath(".//svg")
     assert drawn(doc, "kinds") == {"page": 1}
+    # recorded but empty is not absent: a count of 0
+    doc = doc_of({"discovery": {"depths": {"click": {}, "path": {}}}, "refusals": {"total": 0}})
+    for name in ("click-depth", "path-depth", "refusals", "filtered", "sitemaps"):
+        fig = chart(doc, name)
+        assert fig.get("data-absent") is None and fig.get("data-count") == "0", name
 
 
 def test_empty_and_malformed_runs_still_render_every_chart():
