@@ -25,13 +25,15 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from discovery_crawler.output import report_charts, report_treemap
+
 REPORT_NAME = "report.html"
 MAX_ROWS = 1_000  # rows per table; the crawl log's own lists are capped too
 MAX_TREE_NODES = 5_000  # nodes drawn; matches TREE_MAX_NODES
 FOLD_ROWS = 25  # tables longer than this start folded (a <details> with the row count)
 OPEN_DEPTH = 1  # tree levels shown open when the page loads
 
-CSS = """
+BASE_CSS = """
 :root{--fg:#1d232a;--muted:#5b6673;--line:#d7dce1;--bg:#fff;--alt:#f5f7f9;--ok:#1a7f37;
 --bad:#b42318;--warn:#9a6700;--acc:#0b5cad}
 *{box-sizing:border-box}
@@ -75,7 +77,7 @@ font-variant-numeric:tabular-nums}
 meter{width:160px}
 """
 
-JS = """
+BASE_JS = """
 document.addEventListener("DOMContentLoaded",function(){
 var t=document.getElementById("tree");if(!t){return;}
 document.querySelectorAll("[data-tree-action]").forEach(function(b){
@@ -83,6 +85,10 @@ b.addEventListener("click",function(){var open=b.getAttribute("data-tree-action"
 t.querySelectorAll("details").forEach(function(d){d.open=open;});});});
 });
 """
+
+
+CSS = BASE_CSS + report_charts.CSS + report_treemap.CSS
+JS = BASE_JS + report_treemap.JS  # one inline script, allowed by its hash
 
 
 def _csp_hash(source: str) -> str:
@@ -696,6 +702,7 @@ def _crawl(run: dict[str, Any], max_rows: int) -> str:
 
 
 SECTIONS = (
+    ("pictures", "Pictures"),
     ("tree-section", "Path tree"),
     ("groups", "Groups"),
     ("selection", "Selection: kept and cut"),
@@ -715,7 +722,9 @@ def render_report(
     run = _d(run)
     discovery = _d(run.get("discovery"))
     site = discovery.get("site") or _d(run.get("input")).get("url") or "discovery run"
+    tree_figure, tree_data = report_treemap.treemap(run, max_tree_nodes)
     bodies = {
+        "pictures": report_charts.pictures(run, tree_figure),
         "tree-section": _tree(run, max_tree_nodes),
         "groups": _groups(run, max_rows),
         "selection": _selection(run, max_rows),
@@ -740,6 +749,7 @@ def render_report(
         f"<title>Discovery report: {esc(site)}</title>\n"
         f"<style>{CSS}</style>\n<script>{JS}</script>\n</head><body>\n"
         f"{_header(run)}\n<nav>{nav}</nav>\n{sections}\n"
+        f"{report_treemap.json_block({'tree': tree_data})}\n"
         '<p class="muted">Written by discovery_crawler from _crawl-log.json (runs[-1]).</p>\n'
         "</body></html>\n"
     )

@@ -108,16 +108,20 @@ def hostile_run(text: str = HOSTILE, url: str = HOSTILE_URL) -> dict[str, Any]:
 
 
 def scripts_and_handlers(html: str) -> tuple[int, list[str]]:
-    """The number of <script> elements and every on* attribute or javascript: link."""
+    """The number of <script> elements that run and every on* attribute or javascript:
+    link; a script that does not run must be the pictures' one JSON data block."""
     doc = lxml.html.document_fromstring(html)
     bad = []
+    data = doc.xpath("//script[@type='application/json']")
+    assert [el.get("id") for el in data] == ["report-data"]
+    json.loads(data[0].text)  # whole: nothing cut it short
     for el in doc.iter():
         if not isinstance(el.tag, str):
             continue
         for name, value in el.attrib.items():
             if name.lower().startswith("on") or value.strip().lower().startswith("javascript:"):
                 bad.append(f"{el.tag} {name}={value!r}")
-    return len(doc.findall(".//script")), bad
+    return len(doc.findall(".//script")) - len(data), bad
 
 
 # -- unit ------------------------------------------------------------------------------------
@@ -155,6 +159,7 @@ def test_empty_run_renders_every_section():
         doc = lxml.html.document_fromstring(html)
         ids = {s.get("id") for s in doc.iter("section")}
         assert ids == {
+            "pictures",
             "tree-section",
             "groups",
             "selection",
