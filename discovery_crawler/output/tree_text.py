@@ -48,6 +48,11 @@ def clean(value: Any, limit: int = MAX_NAME) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _n(count: int, what: str) -> str:
+    """``1 URL``, ``2 URLs``."""
+    return f"{count:,} {what}{'' if count == 1 else 's'}"
+
+
 def _d(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -98,9 +103,9 @@ def _attempt_line(attempt: dict[str, Any]) -> str:
     if attempt.get("gzipped"):
         parts.append("gzip")
     if (attempt.get("ok") and not attempt.get("index")) or _int(attempt.get("urls")):
-        parts.append(f"{_int(attempt.get('urls')):,} URLs")
+        parts.append(_n(_int(attempt.get("urls")), "URL"))
     if _int(attempt.get("sitemaps")) or attempt.get("index"):
-        parts.append(f"{_int(attempt.get('sitemaps')):,} sitemaps")
+        parts.append(_n(_int(attempt.get("sitemaps")), "sitemap"))
     if _int(attempt.get("malformed")):
         parts.append(f"{_int(attempt['malformed']):,} malformed")
     line = f"{clean(attempt.get('url'))}  [{', '.join(clean(p) for p in parts)}]"
@@ -114,7 +119,7 @@ def _robots_line(robots: dict[str, Any]) -> str:
     line = f"{clean(robots.get('url'))}  [robots.txt"
     if robots.get("status") is not None:
         line += f", {clean(robots['status'])}"
-    line += f", {len(_l(robots.get('sitemaps'))):,} sitemaps]"
+    line += f", {_n(len(_l(robots.get('sitemaps'))), 'sitemap')}]"
     if robots.get("error"):
         line += f"  error: {clean(robots['error'])}"
     return line
@@ -195,7 +200,8 @@ def path_tree_lines(run: dict[str, Any], depth: int | None = None) -> list[str]:
     root = _d(tree.get("root"))
     if not root:
         return ["Paths", "(no path tree: no URL reached the groups stage)"]
-    lines = [f"Paths ({_int(tree.get('urls')):,} URLs, {_int(tree.get('nodes')):,} nodes)"]
+    urls, nodes = _n(_int(tree.get("urls")), "URL"), _n(_int(tree.get("nodes")), "node")
+    lines = [f"Paths ({urls}, {nodes})"]
     lines.append(_node_line(root))
 
     def draw(node: dict[str, Any], prefix: str, level: int) -> None:
@@ -204,8 +210,8 @@ def path_tree_lines(run: dict[str, Any], depth: int | None = None) -> list[str]:
             return
         if depth is not None and level >= depth:
             below = sum(_int(c.get("count")) for c in kids)
-            nodes = f"{len(kids):,} node{'s' if len(kids) != 1 else ''}"
-            lines.append(f"{prefix}{LAST}… {nodes}, {below:,} URLs below (--depth {depth})")
+            what = f"{_n(len(kids), 'node')}, {_n(below, 'URL')} below"
+            lines.append(f"{prefix}{LAST}… {what} (--depth {depth})")
             return
         for i, child in enumerate(kids):
             last = i == len(kids) - 1

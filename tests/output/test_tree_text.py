@@ -89,8 +89,8 @@ def test_input_sitemap_orphans_skips_and_cycles():
     }  # fmt: skip
     assert tree_text.sitemap_tree_lines(run) == [
         "Sitemaps of https://example.com/a.xml",
-        "├── https://example.com/a.xml  [input, sitemapindex, 1 sitemaps]",
-        "│   └── https://example.com/b.xml  [index, sitemapindex, 1 sitemaps]",
+        "├── https://example.com/a.xml  [input, sitemapindex, 1 sitemap]",
+        "│   └── https://example.com/b.xml  [index, sitemapindex, 1 sitemap]",
         "│       ├── https://example.com/a.xml  [index]  error: already visited",
         "│       └── https://example.com/d.xml  skipped: depth",
         "└── https://example.com/c.xml  [index, 3 URLs]",
