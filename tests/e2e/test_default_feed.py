@@ -7,10 +7,13 @@ feed is exit 4 in one line."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import sys
 
 from discovery_crawler.outcomes import EXIT_CODES
 from tests.conftest import ROOT, run_discover, serve_pages_sitemap
+from tests.e2e.test_resume import _link_site, _stopped
 from tests.e2e.test_service import feed, service_command
 
 MORE_TO_DO = EXIT_CODES["more_to_do"]
@@ -81,3 +84,23 @@ def test_chunked_job_ends_with_the_whole_inventory_in_the_default_feed(serve, tm
     records = feed(out)  # no line twice
     assert len(records) == 30
     assert f"Feed: {out / 'inventory.jsonl'}" in proc.stderr
+
+
+def test_a_killed_job_resumes_to_the_whole_inventory_in_the_default_feed(serve, tmp_path):
+    """SIGKILL mid-crawl, then the same command: the default feed (rewritten, as -O) holds
+    every page once, as it would after one uninterrupted run."""
+    pages = 400
+    server = serve(_link_site(tmp_path / "site", pages))
+    out, job = tmp_path / "out", tmp_path / "job"
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={server.url('/')}"]
+    cmd += ["-a", "mode=links", "-a", f"out={out}", "-s", f"JOBDIR={job}"]
+    cmd += ["-s", "HOST_INTERVAL=0", "-s", "PROGRESS_INTERVAL=0", "-s", "SITEMAP_CONCURRENCY=16"]
+    assert _stopped(cmd, server, 120, signal.SIGKILL, 0.0) == -9
+    partial = len((out / "inventory.jsonl").read_text(encoding="utf-8").splitlines())
+    last = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert last.returncode == 0, last.stderr[-3000:]
+    records = feed(out)  # no line twice
+    fetched = [u for u, rec in records.items() if rec["status"] == 200]
+    assert len(fetched) == pages and partial < pages
+    runs = json.loads((out / "_crawl-log.json").read_text(encoding="utf-8"))["runs"]
+    assert runs[-1]["job"]["resumed"] is True  # the job went on, not started again
