@@ -173,7 +173,9 @@ def command(
     -a out=… [-a name=value…] -O <out>/inventory.jsonl [-s NAME=value…]``."""
     out = Path(out)
     cmd = [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={url}"]
-    cmd += ["-a", f"mode={mode}", "-a", f"out={out}"]
+    if mode and mode != "auto":  # auto is the default: a profile may pick another (polite)
+        cmd += ["-a", f"mode={mode}"]
+    cmd += ["-a", f"out={out}"]
     for name, value in arguments.items():
         if value is not None:
             cmd += ["-a", f"{name}={_arg_value(value)}"]

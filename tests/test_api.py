@@ -142,6 +142,7 @@ def test_command_passes_arguments_and_settings(tmp_path):
     pairs = dict(zip(cmd[5::2], cmd[6::2], strict=False))
     assert pairs["-O"] == str(tmp_path / "inventory.jsonl")
     args = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-a"]
+    assert "mode=auto" not in api.command("https://example.com/", out=tmp_path)
     assert args == [
         "url=https://example.com/",
         "mode=union",

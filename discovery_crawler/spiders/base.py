@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
 
 from scrapy.settings import SETTINGS_PRIORITIES
 
@@ -53,6 +54,8 @@ def default_feeds(options: RunOptions, settings: BaseSettings) -> dict[str, Any]
     if settings.getdict("FEEDS") or settings.get("FEED_URI") or under_scrapyd():
         return {}
     path = out_dir_of(options) / INVENTORY_NAME
+    if urlsplit(str(path)).scheme:  # "a:b/…" would name a feed storage: the path is absolute
+        path = path.absolute()
     return {str(path): {"format": "jsonlines", "overwrite": True}}
 
 
