@@ -767,10 +767,10 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m discovery_crawler.output.report _crawl-log.json [report.html]``; with
     ``--tree``, the crawl log's trees printed as text instead (``tree_text.py``)."""
     args = sys.argv[1:] if argv is None else argv
-    if "--tree" in args or "--sitemaps-only" in args:  # the trees as text (tree_text.py)
-        from discovery_crawler.output.tree_text import main as tree_main
+    from discovery_crawler.output import tree_text
 
-        return tree_main(args)
+    if tree_text.asked(args):  # the trees as text, not the HTML report
+        return tree_text.main(args)
     if not args:
         print(
             "usage: python -m discovery_crawler.output.report CRAWL_LOG [REPORT]", file=sys.stderr

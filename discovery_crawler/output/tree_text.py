@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -108,7 +109,9 @@ def _attempt_line(attempt: dict[str, Any]) -> str:
         parts.append(_n(_int(attempt.get("sitemaps")), "sitemap"))
     if _int(attempt.get("malformed")):
         parts.append(f"{_int(attempt['malformed']):,} malformed")
-    line = f"{clean(attempt.get('url'))}  [{', '.join(clean(p) for p in parts)}]"
+    line = clean(attempt.get("url"))
+    if parts:
+        line += f"  [{', '.join(clean(p) for p in parts)}]"
     for key in ("error", "problem", "note"):
         if attempt.get(key):
             line += f"  {key}: {clean(attempt[key])}"
@@ -157,17 +160,20 @@ def sitemap_tree_lines(run: dict[str, Any]) -> list[str]:
     if not top:
         return [*lines, "(no robots.txt or sitemap was fetched)"]
     drawn: set[Any] = set()
-
-    def draw(entries: list[tuple[str, Any]], prefix: str) -> None:
-        for i, (line, url) in enumerate(entries):
-            last = i == len(entries) - 1
-            lines.append(prefix + (LAST if last else BRANCH) + line)
-            if url is None or url in drawn:
-                continue
+    # Depth first with a stack of (entries, next index, prefix): a chain of thousands of
+    # nested indexes (SITEMAP_MAX_DEPTH 0 allows it) must not hit the recursion limit.
+    stack: list[tuple[list[tuple[str, Any]], int, str]] = [(top, 0, "")]
+    while stack:
+        entries, i, prefix = stack.pop()
+        if i >= len(entries):
+            continue
+        line, url = entries[i]
+        last = i == len(entries) - 1
+        lines.append(prefix + (LAST if last else BRANCH) + line)
+        stack.append((entries, i + 1, prefix))
+        if url is not None and url not in drawn:
             drawn.add(url)
-            draw(children.get(url, []), prefix + (SPACE if last else PIPE))
-
-    draw(top, "")
+            stack.append((children.get(url, []), 0, prefix + (SPACE if last else PIPE)))
     return lines
 
 
@@ -204,8 +210,14 @@ def path_tree_lines(run: dict[str, Any], depth: int | None = None) -> list[str]:
     lines = [f"Paths ({urls}, {nodes})"]
     lines.append(_node_line(root))
 
-    def draw(node: dict[str, Any], prefix: str, level: int) -> None:
-        kids = [c for c in _l(node.get("children")) if isinstance(c, dict)]
+    def kids_of(node: dict[str, Any]) -> list[dict[str, Any]]:
+        return [c for c in _l(node.get("children")) if isinstance(c, dict)]
+
+    # Iterative, as the sitemap tree: a crawl log is input, its nesting unbounded.
+    stack: list[tuple[list[dict[str, Any]], int, str, int]] = []
+
+    def push(node: dict[str, Any], prefix: str, level: int) -> None:
+        kids = kids_of(node)
         if not kids:
             return
         if depth is not None and level >= depth:
@@ -213,12 +225,17 @@ def path_tree_lines(run: dict[str, Any], depth: int | None = None) -> list[str]:
             what = f"{_n(len(kids), 'node')}, {_n(below, 'URL')} below"
             lines.append(f"{prefix}{LAST}… {what} (--depth {depth})")
             return
-        for i, child in enumerate(kids):
-            last = i == len(kids) - 1
-            lines.append(prefix + (LAST if last else BRANCH) + _node_line(child))
-            draw(child, prefix + (SPACE if last else PIPE), level + 1)
+        stack.append((kids, 0, prefix, level))
 
-    draw(root, "", 0)
+    push(root, "", 0)
+    while stack:
+        kids, i, prefix, level = stack.pop()
+        if i >= len(kids):
+            continue
+        last = i == len(kids) - 1
+        lines.append(prefix + (LAST if last else BRANCH) + _node_line(kids[i]))
+        stack.append((kids, i + 1, prefix, level))
+        push(kids[i], prefix + (SPACE if last else PIPE), level + 1)
     return lines
 
 
@@ -239,6 +256,14 @@ def _depth(text: str) -> int:
     if value < 0:
         raise ValueError(text)
     return value
+
+
+TREE_OPTIONS = ("--tree", "--no-sitemaps", "--sitemaps-only")
+
+
+def asked(argv: list[str]) -> bool:
+    """Whether a command line asks for the trees (``report.py``'s ``main`` dispatches)."""
+    return any(arg in TREE_OPTIONS for arg in argv)
 
 
 def parser(prog: str = "scrapy report") -> argparse.ArgumentParser:
@@ -279,7 +304,8 @@ def print_trees(args: argparse.Namespace, out: Any = None) -> int:
         stream.write(text)
         stream.flush()
     except BrokenPipeError:  # `| head`: the reader has all it wanted
-        return 0
+        # Python flushes stdout again at exit: point it at /dev/null, or that flush fails.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

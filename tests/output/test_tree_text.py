@@ -174,3 +174,32 @@ def test_a_run_that_is_not_there(tmp_path, capsys):
 def test_report_module_dispatches_tree(capsys):
     assert report.main([str(TREE / "index-crawl-log.json"), "--tree"]) == 0
     assert capsys.readouterr().out == (TREE / "index-tree.txt").read_text(encoding="utf-8")
+
+
+def test_deep_nesting_draws_without_recursion():
+    """A chain of 5,000 nested indexes (SITEMAP_MAX_DEPTH 0 allows it) and as deep a
+    hand-made path tree: drawn, not a RecursionError."""
+    deep = 5000
+    attempts = [
+        {
+            "url": f"https://example.com/{i}.xml",
+            "parent": f"https://example.com/{i - 1}.xml" if i else None,
+        }
+        for i in range(deep)
+    ]
+    node: dict[str, Any] = {"name": "leaf", "count": 1}
+    for i in range(deep):
+        node = {"name": f"n{i}", "count": 1, "children": [node]}
+    run = {"discovery": {"sitemap_attempts": attempts}, "tree": {"root": node}}
+    sitemaps = tree_text.sitemap_tree_lines(run)
+    paths = tree_text.path_tree_lines(run)
+    assert len(sitemaps) == deep + 1 and sitemaps[-1].endswith("── https://example.com/4999.xml")
+    assert len(paths) == deep + 2 and paths[-1].endswith("└── leaf  1")
+    assert len(tree_text.path_tree_lines(run, depth=3)) == 6
+
+
+def test_report_module_dispatches_each_tree_option(tmp_path, capsys):
+    log = str(TREE / "index-crawl-log.json")
+    assert report.main([log, "--no-sitemaps"]) == 0
+    assert capsys.readouterr().out.startswith("Paths (15 URLs, 18 nodes)")
+    assert not (tmp_path / "--no-sitemaps").exists()
