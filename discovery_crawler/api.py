@@ -230,19 +230,37 @@ def _run_child(cmd: list[str], timeout: float | None) -> tuple[int, str, bool]:
     return proc.returncode, err, True
 
 
-def _read_records(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _read_records(path: Path, before: tuple[int, int, int] | None) -> list[dict[str, Any]]:
+    """The feed's records, if this run wrote it (``-O`` truncated it: it changed since
+    ``before``): a run that never started leaves the last run's feed, not its own."""
+    if _signature(path) in (None, before):
         return []
     with path.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def _read_run(out: Path) -> dict[str, Any] | None:
+def _runs_in(out: Path) -> list[Any]:
     try:
         runs = json.loads((out / CRAWL_LOG_NAME).read_text(encoding="utf-8"))["runs"]
-        return runs[-1] if isinstance(runs[-1], dict) else None
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return runs if isinstance(runs, list) else []
+
+
+def _read_run(out: Path, before: int) -> dict[str, Any] | None:
+    """This run's crawl-log entry: the last one, if the log has more than ``before``."""
+    runs = _runs_in(out)
+    if len(runs) <= before or not isinstance(runs[-1], dict):
         return None
+    return runs[-1]
 
 
 def _message(status: int, err: str, run: dict[str, Any] | None) -> str:
@@ -277,18 +295,26 @@ def discover(
     ``max_pages``, ``verify=True``, ``include_paths=["/docs/"]``…); ``settings`` its ``-s``
     settings (``{"HOST_INTERVAL": 0.5}``); ``out`` the folder its files stay in
     (``inventory.jsonl``, ``_crawl-log.json``, ``state.json``, ``report.html``; a re-run
-    into it reports what changed) — without one the run works in a temporary folder,
-    removed before this returns. ``timeout`` (seconds) stops the run, which then raises
-    ``Interrupted``. A run that does not complete its job raises a ``DiscoveryError``:
-    ``BadArguments`` (exit 2), ``RunFailed`` (1), ``Interrupted`` (3), ``OutputFailed``
-    (4); a bounded run (5) or a chunk with more to do (6) returns, ``outcome`` says so."""
+    into it reports what changed; a job in bounded chunks, profile ``service``, keeps its
+    job there: call again while ``outcome == "more_to_do"``) — without one the run works
+    in a temporary folder, removed before this returns (and a job runs in one go,
+    ``MAX_CHUNK_PAGES=0`` unless ``settings`` say otherwise). ``timeout`` (seconds) stops
+    the run, which then raises ``Interrupted``. A run that does not complete its job
+    raises a ``DiscoveryError``: ``BadArguments`` (exit 2), ``RunFailed`` (1),
+    ``Interrupted`` (3), ``OutputFailed`` (4); a bounded run (5) or a chunk with more to
+    do (6) returns, ``outcome`` says so."""
     temporary = out is None
     folder = Path(tempfile.mkdtemp(prefix="discovery-")) if temporary else Path(out)
+    settings = dict(settings or {})
+    if temporary:  # a job's next chunk could not find its folder: the job in one go
+        settings.setdefault("MAX_CHUNK_PAGES", 0)
     try:
         cmd = command(url, mode=mode, out=folder, settings=settings, **arguments)
+        feed = folder / INVENTORY_NAME
+        before, feed_before = len(_runs_in(folder)), _signature(feed)
         status, err, timed_out = _run_child(cmd, timeout)
-        run = _read_run(folder)
-        records = _read_records(folder / INVENTORY_NAME) if status != BAD_ARGUMENTS else []
+        run = _read_run(folder, before)
+        records = _read_records(feed, feed_before)
         files = {}
         if not temporary:
             for name in (*_FILES, *_FILES_MORE):

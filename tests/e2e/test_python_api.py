@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from discovery_crawler import BadArguments, Interrupted, RunFailed, discover
-from tests.conftest import free_port, serve_pages_sitemap
+from tests.conftest import free_port, serve_pages_sitemap, ssrf_allow
 
 FAST = {"HOST_INTERVAL": 0, "PROGRESS_INTERVAL": 0}
 DEAD = {**FAST, "RETRY_BACKOFF_BASE": 0.05, "RETRY_BACKOFF_MAX": 0.2}
@@ -48,6 +48,39 @@ def test_discover_into_an_out_folder_keeps_its_files(serve, tmp_path, elsewhere)
     again = discover(url, out=out, settings=FAST, cap=1)  # a re-run: state.json compares
     assert [r["change"] for r in again] == ["known"] * 3
     assert again.run["selection"]["cap"] == 1
+    with pytest.raises(BadArguments) as caught:  # nothing ran: nothing of the last run's
+        discover(url, out=out, mode="sideways")
+    assert caught.value.result.run is None and list(caught.value.result) == []
+
+
+def _link_site(root: Path, pages: int) -> None:
+    root.mkdir(parents=True)
+    links = "".join(f'<a href="/p{i}.html">{i}</a>' for i in range(pages))
+    (root / "index.html").write_text(f"<html><body>{links}</body></html>")
+    for i in range(pages):
+        (root / f"p{i}.html").write_text(f"<html><title>{i}</title></html>")
+
+
+def test_a_chunked_job_continues_in_its_out_folder(serve, tmp_path, elsewhere):
+    """Profile service in chunks of 4 requests: the same call again while the outcome is
+    more_to_do; without an out folder the job runs in one go."""
+    _link_site(tmp_path / "site", 14)
+    url = serve(tmp_path / "site").url("/")
+    settings = {**FAST, **ssrf_allow(url)}
+    outcomes = []
+    for _ in range(10):
+        result = discover(
+            url, mode="links", profile="service", out=tmp_path / "out",
+            settings={**settings, "MAX_CHUNK_PAGES": 4},
+        )  # fmt: skip
+        outcomes.append(result.outcome)
+        if result.outcome != "more_to_do":
+            break
+    assert outcomes == ["more_to_do"] * (len(outcomes) - 1) + ["completed"]
+    assert len(outcomes) == 4  # robots.txt and 15 pages, 4 requests a chunk
+    assert len(result) == 15
+    whole = discover(url, mode="links", profile="service", settings=settings)
+    assert whole.outcome == "completed" and len(whole) == 15
 
 
 def test_a_limit_is_no_error(serve, tmp_path, elsewhere):
@@ -83,11 +116,7 @@ def test_a_timeout_stops_the_run(serve, tmp_path, elsewhere):
     host interval: at 1 s a page it can take longer than ``TERMINATE_GRACE``, and the
     second signal's unclean shutdown writes no crawl-log entry.)"""
     root = tmp_path / "site"
-    root.mkdir()
-    links = "".join(f'<a href="/p{i}.html">{i}</a>' for i in range(60))
-    (root / "index.html").write_text(f"<html><body>{links}</body></html>")
-    for i in range(60):
-        (root / f"p{i}.html").write_text(f"<html><title>{i}</title></html>")
+    _link_site(root, 60)
     url = serve(root).url("/")
     slow = {**FAST, "HOST_INTERVAL": 0.2}
     with pytest.raises(Interrupted, match=r"^timed out after 3 s") as caught:
