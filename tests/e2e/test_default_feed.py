@@ -48,6 +48,24 @@ def test_under_scrapyd_its_feed_is_the_only_one(serve, tmp_path):
     bare = run_discover(url, tmp_path, feed=None, env={"SCRAPYD_JOB": "job1"})
     assert bare.returncode == 0, bare.stderr[-3000:]
     assert not (bare.out / "inventory.jsonl").exists()
+    # Scrapyd 1.5 sets no variable: its runner module (python -m scrapyd.runner crawl …,
+    # here a stand-in calling Scrapy's command line, as the real one does) says it.
+    fake = tmp_path / "fake" / "scrapyd"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "runner.py").write_text("from scrapy.cmdline import execute\n\nexecute()\n")
+    runner = run_discover(
+        url,
+        tmp_path,
+        "-a",
+        "_job=job3",
+        feed=None,
+        out=tmp_path / "out3",
+        command=[sys.executable, "-m", "scrapyd.runner"],
+        env={"PYTHONPATH": str(fake.parent)},
+    )
+    assert runner.returncode == 0, runner.stderr[-3000:]
+    assert runner.crawl_log is not None and not (runner.out / "inventory.jsonl").exists()
     items = tmp_path / "items" / "job2.jl"
     feeds = json.dumps({str(items): {"format": "jsonlines"}})
     given = run_discover(url, tmp_path, feed=None, out=tmp_path / "out2", settings={"FEEDS": feeds})
