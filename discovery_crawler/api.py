@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from discovery_crawler.arguments import INVENTORY_NAME
 from discovery_crawler.outcomes import (
     BAD_ARGUMENTS,
     BOUNDED,
@@ -40,7 +41,6 @@ from discovery_crawler.robots import RobotsPolicy
 from discovery_crawler.sitemaps.parser import Entry, iter_sitemap
 from discovery_crawler.urls.normalize import normalize
 
-INVENTORY_NAME = "inventory.jsonl"  # as spiders/base.py's default feed
 SETTINGS_MODULE = "discovery_crawler.settings"
 TERMINATE_GRACE = 10.0  # seconds a timed-out run gets to close, twice, before a kill
 SITEMAP_MAX_BYTES = 52_428_800 + 1_048_576  # settings.py's default: 50 MiB + margin

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from discovery_crawler.arguments import (
+    INVENTORY_NAME,
     ArgumentError,
     RunOptions,
     check_budget_limits,
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 FEED_FORMATS = ("jsonl", "jsonlines", "json", "csv")
 DEFAULT_JOB_FOLDER = "_job"  # under the out folder: a chunked run's job, without JOBDIR
-INVENTORY_NAME = "inventory.jsonl"  # the default feed, beside the crawl log
 # Scrapyd's runner (``python -m scrapyd.runner crawl …``) and the environment variables
 # Scrapyd < 1.5 set: Scrapyd decides where items go (``-s FEEDS=…`` with its items_dir).
 _SCRAPYD_ENVIRON = ("SCRAPYD_JOB", "SCRAPY_JOB", "SCRAPYD_FEED_URI", "SCRAPY_FEED_URI")
