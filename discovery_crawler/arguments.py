@@ -267,6 +267,10 @@ class RunOptions:
         return cls(**opts)  # type: ignore[arg-type]
 
 
+# The inventory in the out folder when no feed is given (spiders/base.py, api.py).
+INVENTORY_NAME = "inventory.jsonl"
+
+
 def default_out_dir(url: str) -> Path:
     """``./discovery/<host>/``: where a run keeps its files when ``-a out=`` is not given."""
     host = re.sub(r"[^A-Za-z0-9._-]", "_", host_of(url)) or "site"

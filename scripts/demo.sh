@@ -21,9 +21,10 @@ port=$(cat "$portfile")
 # (service: exit 6, more to do) is run again until it is done, as a backend would.
 while true; do
   status=0
+  # No -O: a run given no feed writes $out/inventory.jsonl (an -O in "$@" replaces it).
   .venv/bin/scrapy crawl discover -a url="http://127.0.0.1:$port/" -a out="$out" \
-    -O "$out/inventory.jsonl" -s SSRF_ALLOWED_NETWORKS=127.0.0.1/32 \
-    -s "SSRF_ALLOWED_PORTS=80,443,$port" "$@" || status=$?
+    -s SSRF_ALLOWED_NETWORKS=127.0.0.1/32 -s "SSRF_ALLOWED_PORTS=80,443,$port" "$@" \
+    || status=$?
   [ "$status" = 6 ] || break
   echo "(one bounded chunk done, exit 6: the job's next invocation continues it)"
 done
@@ -32,6 +33,9 @@ if [ "$status" != 0 ] && [ "$status" != 5 ]; then
   exit "$status"
 fi
 echo
-echo "Inventory: $out/inventory.jsonl ($(wc -l < "$out/inventory.jsonl") URLs)"
+if [ -f "$out/inventory.jsonl" ]; then
+  echo "Inventory: $out/inventory.jsonl ($(wc -l < "$out/inventory.jsonl") URLs)"
+fi
 echo "Crawl log: $out/_crawl-log.json"
 echo "Report:    $out/report.html"
+echo "Trees:     .venv/bin/scrapy report $out --tree"

@@ -125,17 +125,20 @@ def run_discover(
     url: str,
     tmp_path: Path,
     *args: str,
-    feed: str = "inventory.jsonl",
+    feed: str | None = "inventory.jsonl",
     settings: dict[str, Any] | None = None,
     timeout: float = 600,
     out: Path | None = None,
     spider: str = "discover",
     command: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> CrawlResult:
     """Run ``scrapy crawl <spider> -a url=… -O feed`` in the project, return what it wrote.
-    ``command`` replaces ``python -m scrapy`` (a probe script that wraps Scrapy's)."""
+    ``command`` replaces ``python -m scrapy`` (a probe script that wraps Scrapy's);
+    ``feed=None`` gives no ``-O`` (the run's default feed, ``<out>/inventory.jsonl``, is
+    read); ``env`` is added to the environment."""
     out = out or tmp_path / "out"
-    feed_path = tmp_path / feed
+    feed_path = tmp_path / feed if feed else out / "inventory.jsonl"
     # Fast crawls: no interval, no progress line, retries paused 0.05 s … 0.2 s (the defaults
     # would pause a failing host 1 + 2 + 4 + 8 + 16 s before a fetch is final).
     merged = {
@@ -146,14 +149,17 @@ def run_discover(
     }
     merged.update(settings or {})
     cmd = [*(command or [sys.executable, "-m", "scrapy"]), "crawl", spider, "-a", f"url={url}"]
-    cmd += ["-a", f"out={out}", "-O", str(feed_path)]
+    cmd += ["-a", f"out={out}", *(["-O", str(feed_path)] if feed else [])]
     for name, value in merged.items():
         cmd += ["-s", f"{name}={value}"]
     cmd += list(args)
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    raw = feed_path.read_text(encoding="utf-8") if feed_path.exists() else ""
+    environ = {**os.environ, **env} if env else None
+    proc = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=environ
+    )
+    raw = feed_path.read_text(encoding="utf-8") if feed_path.is_file() else ""
     records: list[dict[str, Any]] = []
-    if feed.endswith(".jsonl"):
+    if feed_path.name.endswith(".jsonl"):
         records = [json.loads(line) for line in raw.splitlines() if line.strip()]
     log_path = out / "_crawl-log.json"
     crawl_log = json.loads(log_path.read_text(encoding="utf-8")) if log_path.exists() else None

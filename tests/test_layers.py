@@ -13,7 +13,12 @@ Layers, bottom to top — a module imports only from its own layer or below:
    it works out per URL (feed-line heads, state entries: the output's text, so above it);
 4. Scrapy components: ``extensions``, ``middlewares``, ``pipelines``, ``crawling``, the
    feed exporters, the render add-on;
-5. entry points: ``spiders``, ``commands``, ``settings``.
+5. entry points: ``spiders``, ``commands``, ``settings``, the Python API (``api``).
+
+One import points up, on purpose: the package's ``__init__`` exports the API's names
+lazily (a module-level ``__getattr__`` imports ``api`` when a name is first asked for,
+never when the package is imported), so nothing below the API depends on it;
+``LAZY_EXPORTS`` names that edge, and a test holds it inside ``__getattr__``.
 
 Layers 1-3 import neither Scrapy nor Twisted: they are plain functions and classes that a
 test or a benchmark calls without a crawler.
@@ -64,8 +69,10 @@ LAYERS = (
             "rendering",
         ),
     ),
-    ("entry points", ("spiders", "commands", "settings")),
+    ("entry points", ("spiders", "commands", "settings", "api")),
 )
+# (importer, imported): the package's lazy exports of the Python API (see the docstring)
+LAZY_EXPORTS = {("discovery_crawler", "discovery_crawler.api")}
 PURE = 3  # layers below this index import no Scrapy, no Twisted
 
 
@@ -105,8 +112,12 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
 
 
 def graph() -> dict[str, set[str]]:
+    """Every module's imports of the package's modules, the lazy exports left out."""
     known = modules()
-    return {name: imports(name, path, known) for name, path in known.items()}
+    edges = {name: imports(name, path, known) for name, path in known.items()}
+    for importer, imported in LAZY_EXPORTS:
+        edges[importer].discard(imported)
+    return edges
 
 
 def external(path: Path) -> set[str]:
@@ -191,3 +202,30 @@ def test_rules_records_and_files_import_no_scrapy():
         if layer_of(name) < PURE and external(path) & {"scrapy", "twisted"}
     ]
     assert found == []
+
+
+def test_the_lazy_exports_import_the_api_only_when_asked():
+    """The package imports ``api`` in its ``__getattr__`` and nowhere else, and importing
+    the package imports neither the API nor Scrapy (the sitemap worker imports it)."""
+    import subprocess
+    import sys
+
+    init = PACKAGE / "__init__.py"
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    known = modules()
+    [getattr_fn] = [
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"
+    ]
+    assert "discovery_crawler.api" in imports("discovery_crawler", init, known)
+    top_level = ast.Module(body=[n for n in tree.body if n is not getattr_fn], type_ignores=[])
+    assert not any(
+        isinstance(n, ast.ImportFrom) and n.module == "discovery_crawler"
+        for n in ast.walk(top_level)
+    )
+    code = (
+        "import sys, discovery_crawler; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('scrapy', 'twisted', 'lxml') or m == 'discovery_crawler.api'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -774,8 +774,13 @@ def write_report(path: Path, run: dict[str, Any], **kwargs: Any) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m discovery_crawler.output.report _crawl-log.json [report.html]``."""
+    """``python -m discovery_crawler.output.report _crawl-log.json [report.html]``; with
+    ``--tree``, the crawl log's trees printed as text instead (``tree_text.py``)."""
     args = sys.argv[1:] if argv is None else argv
+    from discovery_crawler.output import tree_text
+
+    if tree_text.asked(args):  # the trees as text, not the HTML report
+        return tree_text.main(args)
     if not args:
         print(
             "usage: python -m discovery_crawler.output.report CRAWL_LOG [REPORT]", file=sys.stderr

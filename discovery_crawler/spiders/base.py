@@ -4,12 +4,16 @@ owner (``extensions/run.py``, the ``DISCOVERY_RUN`` setting)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
 
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from discovery_crawler.arguments import (
+    INVENTORY_NAME,
     ArgumentError,
     RunOptions,
     check_budget_limits,
@@ -29,6 +33,30 @@ if TYPE_CHECKING:
 
 FEED_FORMATS = ("jsonl", "jsonlines", "json", "csv")
 DEFAULT_JOB_FOLDER = "_job"  # under the out folder: a chunked run's job, without JOBDIR
+# Scrapyd's runner (``python -m scrapyd.runner crawl …``) and the environment variables
+# Scrapyd < 1.5 set: Scrapyd decides where items go (``-s FEEDS=…`` with its items_dir).
+_SCRAPYD_ENVIRON = ("SCRAPYD_JOB", "SCRAPY_JOB", "SCRAPYD_FEED_URI", "SCRAPY_FEED_URI")
+
+
+def under_scrapyd() -> bool:
+    """Whether this process is a job Scrapyd started."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None and str(spec.name).startswith("scrapyd"):
+        return True
+    return any(name in os.environ for name in _SCRAPYD_ENVIRON)
+
+
+def default_feeds(options: RunOptions, settings: BaseSettings) -> dict[str, Any]:
+    """The feed of a run given none (no ``-O``/``-o``, no ``FEEDS`` or ``FEED_URI``):
+    ``<out>/inventory.jsonl``, JSON lines, rewritten at every start as ``-O`` is (so a
+    chunked or resumed job ends with the whole inventory). None under Scrapyd, which
+    passes its own items feed in ``FEEDS`` or wants none."""
+    if settings.getdict("FEEDS") or settings.get("FEED_URI") or under_scrapyd():
+        return {}
+    path = out_dir_of(options) / INVENTORY_NAME
+    if urlsplit(str(path)).scheme:  # "a:b/…" would name a feed storage: the path is absolute
+        path = path.absolute()
+    return {str(path): {"format": "jsonlines", "overwrite": True}}
 
 
 def check_feed_formats(feeds: dict[str, Any]) -> None:
@@ -41,10 +69,11 @@ def check_feed_formats(feeds: dict[str, Any]) -> None:
             )
 
 
-def check_outputs(options: RunOptions, feeds: dict[str, Any], jobdir: str | None = None) -> None:
-    """The out folder, every local feed and the job folder (``JOBDIR``) can be written
-    (``OutputUnwritable`` if not)."""
+def check_outputs(options: RunOptions, settings: BaseSettings, jobdir: str | None = None) -> None:
+    """The out folder, every local feed (the default one when none is given) and the job
+    folder (``JOBDIR``) can be written (``OutputUnwritable`` if not)."""
     check_out_dir(out_dir_of(options))
+    feeds = settings.getdict("FEEDS") or default_feeds(options, settings)
     for path in local_feed_paths(feeds):
         check_feed_file(path)
     if jobdir:
@@ -120,6 +149,8 @@ class RunEntry:
         same command run again continues it."""
         settings.setdict(load_profile(options.profile), priority="spider")
         settings.setdefault_in_component_priority_dict("EXTENSIONS", DiscoveryRun, 0)
+        if feeds := default_feeds(options, settings):  # before the feed exporter reads FEEDS
+            settings.set("FEEDS", feeds, priority="spider")
         if settings.getint("MAX_CHUNK_PAGES") > 0 and not settings.get("JOBDIR"):
             settings.set("JOBDIR", str(out_dir_of(options) / DEFAULT_JOB_FOLDER), "spider")
         use_jobdir(settings)

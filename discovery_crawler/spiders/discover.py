@@ -80,7 +80,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         check_run_settings(options, settings)
         if options.verify:
             verify_method(settings)
-        check_outputs(options, settings.getdict("FEEDS"), job_folder_of(options, settings))
+        check_outputs(options, settings, job_folder_of(options, settings))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:

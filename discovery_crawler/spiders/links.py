@@ -64,7 +64,7 @@ class LinksSpider(RunEntry, CrawlSpider):
         """Check ``-a`` arguments and feed formats before a crawler is built."""
         options = cls.parse_options(dict(spargs))
         check_run_settings(options, settings)
-        check_outputs(options, settings.getdict("FEEDS"), job_folder_of(options, settings))
+        check_outputs(options, settings, job_folder_of(options, settings))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:

@@ -11,7 +11,7 @@ from discovery_crawler import settings as project
 from discovery_crawler.arguments import RunOptions
 from discovery_crawler.extensions.job import JOBDIR_SETTING
 from discovery_crawler.profiles import available_profiles
-from discovery_crawler.spiders.base import RunEntry, job_folder_of
+from discovery_crawler.spiders.base import RunEntry, default_feeds, job_folder_of
 from tests.conftest import free_port
 
 
@@ -59,3 +59,29 @@ def test_the_job_folder_checked_before_the_run_is_the_one_the_run_gets(tmp_path)
         options = RunOptions.from_arguments(arguments, available_profiles())
         expected = applied(tmp_path, profile, **cmdline).get(JOBDIR_SETTING)
         assert job_folder_of(options, settings) == expected, (profile, cmdline)
+
+
+def test_no_feed_given_is_the_out_folders_inventory(tmp_path, monkeypatch):
+    monkeypatch.delenv("SCRAPYD_JOB", raising=False)
+    settings = applied(tmp_path, "default")
+    assert settings.getdict("FEEDS") == {
+        str(tmp_path / "out" / "inventory.jsonl"): {"format": "jsonlines", "overwrite": True}
+    }
+    given = {str(tmp_path / "mine.csv"): {"format": "csv"}}
+    assert applied(tmp_path, "default", FEEDS=given).getdict("FEEDS") == given
+    assert applied(tmp_path, "default", FEED_URI="x.jsonl").getdict("FEEDS") == {}
+
+
+def test_no_default_feed_under_scrapyd(tmp_path, monkeypatch):
+    """Scrapyd passes its items feed in FEEDS (items_dir), or none: never ours as well."""
+    monkeypatch.setenv("SCRAPYD_JOB", "0a1b")
+    assert applied(tmp_path, "default").getdict("FEEDS") == {}
+
+
+def test_a_default_feed_path_that_reads_as_a_uri_is_made_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    options = RunOptions.from_arguments(
+        {"url": "https://example.com/", "out": "s3:bucket"}, available_profiles()
+    )
+    [path] = default_feeds(options, Settings())
+    assert path == str(tmp_path / "s3:bucket" / "inventory.jsonl")
