@@ -12,6 +12,7 @@ EXTENSIONS = {
     "discovery_crawler.output._lines": "discovery_crawler/output/_lines.c",
     "discovery_crawler.selection._paths": "discovery_crawler/selection/_paths.c",
     "discovery_crawler.selection._rater": "discovery_crawler/selection/_rater.c",
+    "discovery_crawler.selection._rater": "discovery_crawler/selection/_rater.c",
 }
 
 setup(ext_modules=[Extension(name, [source], optional=True) for name, source in EXTENSIONS.items()])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from discovery_crawler.output import feed_lines, state
-from discovery_crawler.selection import groups, tree
+from discovery_crawler.selection import groups, scoring, tree
 from discovery_crawler.urls import seen, slugs
 from tests.conftest import IN_CI
 
@@ -18,6 +18,7 @@ BUILDS = [
     ("discovery_crawler.urls._plain_bases", lambda: slugs._plain_bases),
     ("discovery_crawler.output._lines", lambda: feed_lines._lines),
     ("discovery_crawler.selection._paths", lambda: tree._paths),
+    ("discovery_crawler.selection._rater", lambda: scoring._rater),
 ]
 
 
