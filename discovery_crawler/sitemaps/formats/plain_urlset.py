@@ -26,7 +26,7 @@ from discovery_crawler.sitemaps.formats.xml import describe
 from discovery_crawler.sitemaps.reading import LXML_OPTIONS, Declined, Reader, declares_dtd
 
 try:  # the blocks' extension children read in C (``_tails.c``); where it was not built, in Python
-    from discovery_crawler.sitemaps import _tails
+    import discovery_crawler.sitemaps._tails as _tails  # the module alone, not the package
 except ImportError:
     _tails = None  # type: ignore[assignment]
 
