@@ -85,7 +85,7 @@ def run_case(name: str, origin: str, work: Path, timeout: float) -> dict[str, ob
     cmd += ["-a", f"out={out / 'files'}", "-O", str(feed), *CASES[name]]
     cmd += ["-s", "HOST_INTERVAL=0", "-s", "PROGRESS_INTERVAL=0"]
     log = out / "log.txt"
-    code, seconds, peak_mb, timed_out = run_measured(cmd, PROJECT_DIR, log, timeout)
+    code, seconds, peak_mb, timed_out, _ = run_measured(cmd, PROJECT_DIR, log, timeout)
     result: dict[str, object] = {
         "case": name,
         "exit": code,

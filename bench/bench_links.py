@@ -213,7 +213,7 @@ def run_one(name: str, site: str, url: str, work: Path, args: argparse.Namespace
     cmd, cwd = contender_cmd(name, url, work, args.concurrency)
     log_path = work / f"{site}-{name}.log"
     print(f"[run] {site} {name}: {' '.join(cmd)}", flush=True)
-    rc, res.seconds, res.peak_rss_mb, timed_out = run_measured(cmd, cwd, log_path, args.timeout)
+    rc, res.seconds, res.peak_rss_mb, timed_out, _ = run_measured(cmd, cwd, log_path, args.timeout)
     res.pages = pages_fetched(name, work)
     if timed_out:
         res.error = f"timed out after {args.timeout:.0f}s"

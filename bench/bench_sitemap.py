@@ -293,6 +293,7 @@ class Result:
     seconds: float = 0.0
     urls_per_s: float = 0.0
     peak_rss_mb: float = 0.0
+    cpu_seconds: float = 0.0
     complete: bool = False
     returncode: int | None = None
     error: str | None = None
@@ -302,8 +303,8 @@ class Result:
 
 def run_measured(
     cmd: list[str], cwd: Path, log_path: Path, timeout: float
-) -> tuple[int, float, float, bool]:
-    """Run ``cmd``; return (exit code, wall seconds, peak RSS MB, timed out).
+) -> tuple[int, float, float, bool, float]:
+    """Run ``cmd``; return (exit code, wall seconds, peak RSS MB, timed out, CPU seconds).
 
     Peak RSS is the larger of two figures: ``os.wait4`` on this very child (the
     kernel returns the child's own ``ru_maxrss``, max'd with that of any
@@ -314,6 +315,9 @@ def run_measured(
     once per process: an upper bound.  ``getrusage(RUSAGE_CHILDREN)`` would not
     do: its maxrss is the max over *all* reaped children so far.  Wall time
     includes interpreter start-up and imports, as a user would experience.
+    CPU seconds (user + system) are ``wait4``'s for the child, which on Linux include
+    the descendants it reaped (ours: the sitemap worker): what load on a shared machine
+    distorts least.
     """
     env = {
         k: v for k, v in os.environ.items() if not k.upper().startswith(("SCRAPY_", "PYTHONPATH"))
@@ -353,7 +357,8 @@ def run_measured(
         seconds = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped: tell Popen
     peak_mb = max(usage.ru_maxrss / 1024, sampler.peak_kb / 1024)
-    return proc.returncode, seconds, peak_mb, timed_out.is_set()
+    cpu = usage.ru_utime + usage.ru_stime
+    return proc.returncode, seconds, peak_mb, timed_out.is_set(), cpu
 
 
 class TreeRss(threading.Thread):
@@ -518,7 +523,9 @@ def run_contender(name: str, base: str, work: Path, expected: int, timeout: floa
         # this an incremental re-run (it loads the old state and reports what changed).
         shutil.rmtree(work / "ours", ignore_errors=True)
     print(f"[run] {name}: {' '.join(cmd)}", flush=True)
-    rc, res.seconds, res.peak_rss_mb, timed_out = run_measured(cmd, cwd, log_path, timeout)
+    rc, res.seconds, res.peak_rss_mb, timed_out, res.cpu_seconds = run_measured(
+        cmd, cwd, log_path, timeout
+    )
     res.returncode = rc
     if out is not None:
         res.urls = count_lines(out)
@@ -578,7 +585,7 @@ def print_report(
     """Human-readable table; the JSON file carries the same numbers."""
     print(f"\nExpected URLs: {expected:,}")
     head = f"{'contender':<10} {'URLs found':>12} {'seconds':>9} {'URLs/s':>11}"
-    head += f" {'peak RSS MB':>12}  status"
+    head += f" {'peak RSS MB':>12} {'CPU s':>7}  status"
     print(head)
     print("-" * len(head))
     for r in results.values():
@@ -587,7 +594,7 @@ def print_report(
             status = "ok (incomplete)" if r.urls < expected else "ok (duplicates?)"
         print(
             f"{r.name:<10} {r.urls:>12,} {r.seconds:>9.2f} {r.urls_per_s:>11,.0f}"
-            f" {r.peak_rss_mb:>12.1f}  {status}"
+            f" {r.peak_rss_mb:>12.1f} {r.cpu_seconds:>7.2f}  {status}"
         )
     print()
     for row in ratios:
@@ -675,7 +682,7 @@ def main(argv: list[str] | None = None) -> int:
         results = {name: median_run(rs) for name, rs in runs.items()}
         if args.repeat > 1:
             for name, rs in runs.items():
-                times = ", ".join(f"{r.seconds:.2f}" for r in rs)
+                times = ", ".join(f"{r.seconds:.2f} ({r.cpu_seconds:.1f} CPU)" for r in rs)
                 print(f"[runs] {name}: {times} s (median reported)", flush=True)
         ratios = compute_ratios(results)
         print_report(results, ratios, expected)

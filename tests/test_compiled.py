@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from discovery_crawler.output import feed_lines, state
+from discovery_crawler.selection import groups, scoring, tree
 from discovery_crawler.urls import seen, slugs
 from tests.conftest import IN_CI
 
@@ -16,6 +17,8 @@ BUILDS = [
     ("discovery_crawler.urls._seen_table", lambda: seen._seen_table),
     ("discovery_crawler.urls._plain_bases", lambda: slugs._plain_bases),
     ("discovery_crawler.output._lines", lambda: feed_lines._lines),
+    ("discovery_crawler.selection._paths", lambda: tree._paths),
+    ("discovery_crawler.selection._rater", lambda: scoring._rater),
 ]
 
 
@@ -36,3 +39,4 @@ def test_each_user_takes_the_compiled_functions():
         pytest.skip("not built here (test_the_extension_is_built_and_used says so in CI)")
     assert state.entry_lines is feed_lines._lines.entry_lines
     assert state._lines is feed_lines._lines
+    assert groups._paths is tree._paths

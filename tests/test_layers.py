@@ -77,9 +77,11 @@ PURE = 3  # layers below this index import no Scrapy, no Twisted
 
 
 def modules() -> dict[str, Path]:
-    """Dotted name (``discovery_crawler.urls.seen``) → file, for every module."""
+    """Dotted name (``discovery_crawler.urls.seen``) → file, for every module; a C extension
+    (``_seen_table.c``) is one too, importing nothing of the package (importing it is not
+    importing its package's ``__init__``)."""
     found = {}
-    for path in PACKAGE.rglob("*.py"):
+    for path in [*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.c")]:
         parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
@@ -91,7 +93,9 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The package's modules that ``name`` imports (a name imported from a package counts
     as its module when it is one: ``from discovery_crawler.urls import seen``)."""
     is_package = path.name == "__init__.py"
-    found = set()
+    found: set[str] = set()
+    if path.suffix == ".c":
+        return found
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         targets: list[str] = []
         if isinstance(node, ast.Import):
@@ -122,7 +126,9 @@ def graph() -> dict[str, set[str]]:
 
 def external(path: Path) -> set[str]:
     """Top-level names of what the module imports from outside the package."""
-    found = set()
+    found: set[str] = set()
+    if path.suffix == ".c":  # the C API only
+        return found
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)

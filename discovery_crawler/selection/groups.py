@@ -41,6 +41,11 @@ from typing import Any
 
 from discovery_crawler.selection.parents import Split, is_origin, parent_path, split_many
 
+try:  # the per-parent group names in C (``_paths.c``); where it was not built, in Python
+    from discovery_crawler.selection import _paths
+except ImportError:
+    _paths = None  # type: ignore[assignment]
+
 OTHER = "other"
 HOME = ""  # the path group of the site's root URL
 HIGH_SHARE = 0.8  # share of sampled members with one shape for "high" confidence
@@ -158,9 +163,18 @@ class Groups:
     # -- path groups ----------------------------------------------------------------------
     @staticmethod
     def _groups_of(per_parent: Counter[str]) -> dict[str, str | None]:
-        """``group_of_parent`` for each distinct parent of a batch (inlined, in one
-        comprehension: this runs once per distinct parent, which on some sites is once per
-        URL)."""
+        """``group_of_parent`` for each distinct parent of a batch: this runs once per
+        distinct parent, which on some sites is once per URL, so in C where it was built
+        (``_paths.top_groups``), else in one comprehension (``_python_groups_of``)."""
+        if _paths is not None and per_parent.__class__ is Counter:
+            groups = _paths.top_groups(per_parent, HOME)
+            if groups is not None:
+                return groups
+        return Groups._python_groups_of(per_parent)
+
+    @staticmethod
+    def _python_groups_of(per_parent: Counter[str]) -> dict[str, str | None]:
+        """``_groups_of`` in Python: the definition ``_paths.top_groups`` follows."""
         return {
             parent: HOME
             if not parent or parent.endswith("//")

@@ -30,6 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.selection.parents import Split, split_many
 
+try:  # the full tree's walk per parent in C (``_paths.c``); where it was not built, in Python
+    from discovery_crawler.selection import _paths
+except ImportError:
+    _paths = None  # type: ignore[assignment]
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
@@ -96,6 +101,10 @@ class PathTree:
         # path (``a/b/``, as ``_step`` reads it) → its node, for every node but "…" entries:
         # once the tree is full, where a parent's URLs go follows from these alone.
         self._at: dict[str, Node] = {"": self.root}
+        # Once the tree is full, where a node's URLs go never changes: the place of each node
+        # met as a parent's own (``_own_places``) and as an ancestor's (``_up_places``).
+        self._own_places: dict[Node, tuple[Node, Node | None]] = {}
+        self._up_places: dict[Node, tuple[Node, Node | None]] = {}
 
     # -- building -------------------------------------------------------------------------
     def _room(self, node: Node) -> bool:
@@ -184,6 +193,31 @@ class PathTree:
             return self._more(child).chain, None
         return child.chain, child
 
+    def _place_of(self, parent: str, node: Node | None, own: bool) -> tuple[Node, Node | None]:
+        """``_places_when_full``'s place of ``parent`` whose path (``own``) or nearest
+        ancestor path with a node is ``node``'s; None: a parent the walk does not take."""
+        if node is None:
+            if not parent or parent.endswith("//"):  # the root URL itself
+                return self.root, None
+            chain, target = self._resolve(parent)
+            return chain[-1], (self._more(target) if target is not None else None)
+        if not own:
+            return node.more or self._more(node), None
+        if len(node.chain) > self.max_depth:
+            return node.more or self._more(node), None
+        return node, node.more or self._more(node)
+
+    def _full_places(self, parents: list[str]) -> dict[str, tuple[Node, Node | None]]:
+        """``_places_when_full``, in C where it was built (~2.3 µs of the spider's per-URL
+        cost on the realistic bench tree in Python, bench/README.md)."""
+        if _paths is not None:
+            places = _paths.full_places(
+                self._at, parents, self._own_places, self._up_places, self._place_of
+            )
+            if places is not None:
+                return places
+        return self._places_when_full(parents)
+
     def _places_when_full(self, parents: list[str]) -> dict[str, tuple[Node, Node | None]]:
         """``add_many``'s places of a batch's distinct parents once the tree is full, a
         level at a time over the whole batch: a parent's URLs are counted at its own node
@@ -252,7 +286,7 @@ class PathTree:
         # a parent may fill a node the next one needs room in.
         distinct = dict.fromkeys(parents)
         if self.nodes >= max_nodes:  # full: no node is made, so no order to keep
-            places = self._places_when_full(list(distinct))
+            places = self._full_places(list(distinct))
         else:
             places = {}
             for parent in distinct:
@@ -271,26 +305,21 @@ class PathTree:
         # each first occurs, so each tally gets its keys in the order it would one URL at a
         # time (the report lists ties in that order).
         place = map(places.__getitem__, parents)
-        combos: Iterable[tuple[tuple[Node, Node | None], Key, int]]
+        key: Key | None = None
         if _same(kinds) and _same(sources) and _same(statuses):
             key = _first(kinds), _first(sources), _first(statuses)
-            combos = ((p, key, count) for p, count in Counter(place).items())
+            counts: Counter[Any] = Counter(place)
         else:
             n = len(parents)
-            columns = zip(
-                place, _column(kinds, n), _column(sources, n), _column(statuses, n), strict=True
+            counts = Counter(
+                zip(
+                    place, _column(kinds, n), _column(sources, n), _column(statuses, n), strict=True
+                )
             )
-            combos = (
-                (p, (kind, source, status), count)
-                for (p, kind, source, status), count in Counter(columns).items()
-            )
-        for (last, alone), key, count in combos:
-            for node in last.chain:
-                tally = node.tally
-                tally[key] = tally.get(key, 0) + count
-            if alone is not None:
-                tally = alone.tally
-                tally[key] = tally.get(key, 0) + count
+        if _paths is not None:  # in C: ~3 tally updates a URL on the realistic bench tree
+            _paths.add_tallies(counts, key)
+        else:
+            _add_tallies(counts, key)
         if open_targets:
             self._add_leaves(open_targets, bare, parents, kinds, sources, statuses)
 
@@ -340,6 +369,28 @@ class PathTree:
             },
             "root": _node_dict(self.root, "/"),
         }
+
+
+def _add_tallies(counts: Counter[Any], key: Key | None) -> None:
+    """Each count of a batch under its key in the tallies of its place: every node of the
+    place's chain, and its "…" entry when it has one. ``counts`` is by place when ``key``
+    is given, else by (place, kind, source, status). The definition ``_paths.add_tallies``
+    follows."""
+    combos: Iterable[tuple[tuple[Node, Node | None], Key, int]]
+    if key is not None:
+        combos = ((p, key, count) for p, count in counts.items())
+    else:
+        combos = (
+            (p, (kind, source, status), count)
+            for (p, kind, source, status), count in counts.items()
+        )
+    for (last, alone), key_, count in combos:
+        for node in last.chain:
+            tally = node.tally
+            tally[key_] = tally.get(key_, 0) + count
+        if alone is not None:
+            tally = alone.tally
+            tally[key_] = tally.get(key_, 0) + count
 
 
 def _node_dict(node: Node, path: str) -> dict[str, Any]:

@@ -1,0 +1,105 @@
+"""``selection/_paths.c`` (the path tree's and the groups' per-parent loops in C) gives the
+Python definitions' answers: the same tree (tallies, nodes, "…" entries, in the same order)
+and the same groups, batch after batch, on hypothesis inputs — hostile ones included
+(empty segments, non-ASCII, strings that are no URL)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from discovery_crawler.selection import groups as groups_module
+from discovery_crawler.selection import tree as tree_module
+from discovery_crawler.selection.groups import HOME, Groups
+from discovery_crawler.selection.tree import PathTree
+from tests import conftest
+
+_paths = tree_module._paths
+needs_paths = conftest.needs_compiled(_paths)
+
+_SEGMENTS = st.sampled_from(["a", "b", "blog", "x-1", "", "é", "2024", "%C3%A9", "a.b"])
+_PATHS = st.lists(_SEGMENTS, max_size=6).map("/".join)
+_URLS = st.one_of(
+    st.tuples(st.sampled_from(["https://h", "http://h:8080", "https://"]), _PATHS).map(
+        lambda t: f"{t[0]}/{t[1]}"
+    ),
+    _PATHS.map(lambda p: p + "/"),  # strings that are no URL: still placed, never raised
+    st.text(max_size=12),
+)
+_BATCHES = st.lists(st.lists(_URLS, min_size=1, max_size=30), min_size=1, max_size=8)
+_KINDS = st.sampled_from(["page", "listing", None])
+
+
+def _built(batches, kinds, sizes, compiled):
+    saved = tree_module._paths, groups_module._paths
+    tree_module._paths = groups_module._paths = compiled
+    try:
+        tree = PathTree(max_children=sizes[0], max_depth=sizes[1], max_nodes=sizes[2])
+        groups = Groups(parent_groups_max=sizes[2], path_groups_max=sizes[2])
+        for batch, kind in zip(batches, kinds, strict=False):
+            column = [kind] * len(batch) if len(batch) % 2 else [kind, None] * len(batch)
+            groups.add_many(batch)
+            tree.add_many(batch, column[: len(batch)], ["sitemap"] * len(batch))
+        # the order of every dict counts (the report lists ties in that order)
+        return json.dumps(
+            [tree.as_dict(), tree.nodes, tree.collapsed, groups.as_dict(), groups.urls]
+        )
+    finally:
+        tree_module._paths, groups_module._paths = saved
+
+
+@needs_paths
+@settings(max_examples=300, deadline=None)
+@given(
+    _BATCHES,
+    st.lists(_KINDS, min_size=8, max_size=8),
+    st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 12)),
+)
+def test_the_compiled_tree_and_groups_are_the_python_ones(batches, kinds, sizes):
+    """Small limits, so the tree fills within the first batches and the full-tree path (in
+    C: ``full_places``, ``add_tallies``) takes most of them."""
+    assert _built(batches, kinds, sizes, _paths) == _built(batches, kinds, sizes, None)
+
+
+@needs_paths
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.one_of(_URLS, st.text(max_size=20)), max_size=20))
+def test_compiled_top_groups_is_the_comprehension(parents):
+    per_parent = Counter(parents)
+    assert _paths.top_groups(per_parent, HOME) == Groups._python_groups_of(per_parent)
+
+
+@needs_paths
+def test_anything_but_strings_takes_the_python_path():
+    assert _paths.top_groups({1: 1}, HOME) is None
+    tree = PathTree(max_nodes=1)
+    assert _paths.full_places(tree._at, ["https://h/a/", 2], {}, {}, tree._place_of) is None
+    with pytest.raises(TypeError):
+        _paths.full_places(tree._at, ("https://h/a/",), {}, {}, tree._place_of)
+    with pytest.raises(TypeError):
+        _paths.add_tallies({("not a place", "k", "s", None): 1}, None)
+
+
+@needs_paths
+def test_the_full_tree_walk_places_each_parent_at_its_nearest_node():
+    tree = PathTree(max_children=10, max_nodes=3)
+    tree.add_many(["https://h/a/b/c", "https://h/a/d"])  # nodes: root, a, a/b
+    assert tree.nodes == 3
+    places = _paths.full_places(
+        tree._at,
+        ["https://h/a/b/", "https://h/a/z/q/", "https://h/zz/", "https://", "https://h/a//x/"],
+        tree._own_places,
+        tree._up_places,
+        tree._place_of,
+    )
+    a, ab = tree._at["a/"], tree._at["a/b/"]
+    assert places["https://h/a/b/"] == (ab, ab.more)  # its own node, no room: and its "…"
+    assert places["https://h/a/z/q/"] == (a.more, None)  # its nearest ancestor's "…"
+    assert places["https://h/zz/"] == (tree.root.more, None)
+    assert places["https://"] == (tree.root, None)  # the root URL
+    assert places["https://h/a//x/"][0] is not None  # an empty segment: ``_resolve``'s
+    assert tree._own_places[ab] == (ab, ab.more)
