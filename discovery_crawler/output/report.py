@@ -31,6 +31,7 @@ REPORT_NAME = "report.html"
 MAX_ROWS = 1_000  # rows per table; the crawl log's own lists are capped too
 MAX_TREE_NODES = 5_000  # nodes drawn; matches TREE_MAX_NODES
 FOLD_ROWS = 25  # tables longer than this start folded (a <details> with the row count)
+MAX_TREE_DEPTH = 64  # levels listed; the groups stage stops at TREE_MAX_DEPTH (8)
 OPEN_DEPTH = 1  # tree levels shown open when the page loads
 
 BASE_CSS = """
@@ -278,7 +279,7 @@ def _header(run: dict[str, Any]) -> str:
 
 
 def _tree_node(node: dict[str, Any], depth: int, budget: list[int], out: list[str]) -> None:
-    if budget[0] <= 0:
+    if budget[0] <= 0 or depth > MAX_TREE_DEPTH:  # a hostile log's nesting: no RecursionError
         return
     budget[0] -= 1
     count = _int(node.get("count"))
@@ -761,7 +762,8 @@ def write_report(path: Path, run: dict[str, Any], **kwargs: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        # a lone surrogate (a JSON "\\ud800" in a hostile log) is written as its escape
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -790,11 +792,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         runs = json.loads(log_path.read_text(encoding="utf-8"))["runs"]
         run = runs[-1]
-    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        if not isinstance(run, dict):
+            raise TypeError("the last run is not an object")
+    except (OSError, ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
         print(f"{log_path}: not a crawl log with runs ({exc})", file=sys.stderr)
         return 1
     out = Path(args[1]) if len(args) > 1 else log_path.with_name(REPORT_NAME)
-    print(write_report(out, run))
+    try:
+        print(write_report(out, run))
+    except OSError as exc:
+        print(f"{out}: report not written ({exc})", file=sys.stderr)
+        return 4
     return 0
 
 

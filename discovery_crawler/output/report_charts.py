@@ -519,7 +519,8 @@ def timeline_chart(run: dict[str, Any]) -> str:
     if not isinstance(timeline, dict):
         return note("timeline", title, NOT_RECORDED, wide=True)
     n = min(count(timeline.get("buckets")), MAX_BUCKETS)
-    width = number(timeline.get("bucket_seconds")) or 1.0
+    # bounded, so that a hostile 5e-324 or 1e308 cannot make a rate or the span infinite
+    width = min(max(number(timeline.get("bucket_seconds")) or 1.0, 0.001), 86_400.0)
     hosts = timeline_hosts(timeline)
     if not n or not hosts:
         return note("timeline", title, "no request was made", wide=True)
