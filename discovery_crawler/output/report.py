@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from discovery_crawler.output import report_charts, report_treemap
+from discovery_crawler.output.log_values import as_dict as _d
+from discovery_crawler.output.log_values import as_int as _int
+from discovery_crawler.output.log_values import as_list as _l
 
 REPORT_NAME = "report.html"
 MAX_ROWS = 1_000  # rows per table; the crawl log's own lists are capped too
@@ -124,18 +127,6 @@ def link(url: Any) -> str:
         text = esc(url)
         return f'<a href="{text}" rel="noopener noreferrer nofollow">{text}</a>'
     return esc(url)
-
-
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _l(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _yesno(value: Any) -> str:

@@ -20,6 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from discovery_crawler.output.log_values import as_dict as _d
+from discovery_crawler.output.log_values import as_int as _int
+from discovery_crawler.output.log_values import as_list as _l
+
 MAX_NAME = 160  # characters of one URL or name shown; the rest is cut, with "…"
 BRANCH, LAST, PIPE, SPACE = "├── ", "└── ", "│   ", "    "
 LISTED = "listed"  # selection/tree.py's status of a URL nobody fetched
@@ -52,18 +56,6 @@ def clean(value: Any, limit: int = MAX_NAME) -> str:
 def _n(count: int, what: str) -> str:
     """``1 URL``, ``2 URLs``."""
     return f"{count:,} {what}{'' if count == 1 else 's'}"
-
-
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _l(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def load_run(path: Path, run: int | None = None) -> dict[str, Any]:

@@ -64,13 +64,13 @@ def crawl_log_runs(out: Path) -> list[dict[str, Any]]:
     return json.loads((out / "_crawl-log.json").read_text(encoding="utf-8"))["runs"]
 
 
-def tree_site(root: Path, pages: int, fan: int = 7) -> Path:
+def tree_site(root: Path, pages: int, fan: int = 7, sections: int = 5) -> Path:
     """Page ``i`` links its ``fan`` children ``fan*i+1 …`` and the home page: 300 pages are
     depth ≤ 3 (1 + 7 + 49 + 243), inside service's default max_depth; five sections."""
     for i in range(pages):
         kids = [fan * i + k for k in range(1, fan + 1) if fan * i + k < pages]
-        links = "".join(f'<a href="/s{j % 5}/p{j}/">page {j}</a>' for j in kids)
-        folder = root if i == 0 else root / f"s{i % 5}" / f"p{i}"
+        links = "".join(f'<a href="/s{j % sections}/p{j}/">page {j}</a>' for j in kids)
+        folder = root if i == 0 else root / f"s{i % sections}" / f"p{i}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "index.html").write_text(
             f"<html><head><title>Page {i}</title></head><body>{links}"

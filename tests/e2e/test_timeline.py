@@ -8,7 +8,6 @@ timelines count only what went to the network."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from discovery_crawler.outcomes import EXIT_CODES
 from discovery_crawler.site_server import SiteServer
 from tests.conftest import run_discover
+from tests.e2e.test_service import tree_site
 from tests.refusal_site import RefusalSite
 
 
@@ -96,23 +96,8 @@ def test_a_sitemap_walk_has_no_click_depths_and_its_path_depths(serve, tmp_path)
     assert not any(sum(h["refusals"]) for h in timeline["hosts"].values())
 
 
-def tree_site(root: Path, pages: int = 24, fan: int = 3) -> Path:
-    """Page ``i`` links its children ``fan*i+1 …`` and home: depths 0 to 3."""
-    for i in range(pages):
-        kids = [fan * i + k for k in range(1, fan + 1) if fan * i + k < pages]
-        links = "".join(f'<a href="/s{j % 2}/p{j}/">page {j}</a>' for j in kids)
-        folder = root if i == 0 else root / f"s{i % 2}" / f"p{i}"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "index.html").write_text(
-            f"<html><head><title>Page {i}</title></head><body>{links}"
-            '<a href="/">home</a></body></html>'
-        )
-    (root / "robots.txt").write_text("User-agent: *\nAllow: /\n")
-    return root
-
-
 def test_chunks_of_a_job_give_the_depths_of_one_run_and_time_only_the_network(serve, tmp_path):
-    server: SiteServer = serve(tree_site(tmp_path / "site"))
+    server: SiteServer = serve(tree_site(tmp_path / "site", 24, fan=3, sections=2))
     for folder in ("whole", "chunked"):
         (tmp_path / folder).mkdir()
     whole = run_discover(server.url("/"), tmp_path / "whole", spider="links")
