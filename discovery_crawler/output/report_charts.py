@@ -16,6 +16,9 @@ import math
 from html import escape
 from typing import Any
 
+from discovery_crawler.output.log_values import as_dict as _d
+from discovery_crawler.output.log_values import as_list as _l
+
 BAR_CAP = 24  # categorical bars drawn; the rest are summed into one "others" bar
 DEPTH_CAP = 30  # depth columns; deeper ones are summed into the last ("30+")
 TIMELINE_HOSTS = 6  # hosts drawn on their own; the rest are summed ("other hosts")
@@ -94,12 +97,18 @@ def esc(value: Any) -> str:
     return "" if value is None else escape(str(value), quote=True)
 
 
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _l(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+def y_grid(left: float, right: float, base: float, height: float, top: float, step: float) -> str:
+    """Horizontal grid lines with their values, every ``step`` from 0 to ``top``, for a
+    plot whose 0 is at ``base`` and whose ``top`` is ``height`` above it."""
+    lines = []
+    for k in range(round(top / step) + 1):
+        v = k * step
+        y = base - height * v / top
+        lines.append(
+            f'<line class="grid" x1="{left}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}"></line>'
+            f'<text class="lbl" x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{_fmt(v)}</text>'
+        )
+    return "".join(lines)
 
 
 def count(value: Any) -> int:
@@ -249,13 +258,7 @@ def columns(
         f"<figcaption>{esc(title)}</figcaption>"
         f'<svg viewBox="0 0 {width} {height}" width="{width}" role="img" aria-label="{esc(title)}">'
     ]
-    for k in range(round(y_max / step) + 1):
-        v = k * step
-        y = top_pad + plot_h - plot_h * v / y_max
-        out.append(
-            f'<line class="grid" x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}"></line>'
-            f'<text class="lbl" x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{_fmt(v)}</text>'
-        )
+    out.append(y_grid(left, width - 10, top_pad + plot_h, plot_h, y_max, step))
     every = max(1, math.ceil(len(cols) / 24))  # x labels that fit
     for i, (label, n, c) in enumerate(cols):
         h = plot_h * n / y_max
@@ -564,13 +567,7 @@ def timeline_chart(run: dict[str, Any]) -> str:
     out.append(f'<div class="legend">{"".join(legend)}</div>')
     out.append(f'<svg viewBox="0 0 {W} {H}" width="{W}" role="img" aria-label="{esc(title)}">')
     # requests per second
-    for k in range(round(y_max / step) + 1):
-        v = k * step
-        y = rate_base - rate_h * v / y_max
-        out.append(
-            f'<line class="grid" x1="{left}" x2="{W - right}" y1="{y:.1f}" y2="{y:.1f}"></line>'
-            f'<text class="lbl" x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{_fmt(v)}</text>'
-        )
+    out.append(y_grid(left, W - right, rate_base, rate_h, y_max, step))
     out.append(
         f'<text class="lbl" x="14" y="{y0 + rate_h / 2:.0f}" text-anchor="middle" '
         f'transform="rotate(-90 14 {y0 + rate_h / 2:.0f})">requests / s</text>'
@@ -639,13 +636,7 @@ def timeline_chart(run: dict[str, Any]) -> str:
     iv_step = nice_step(iv_max, 2)
     iv_top_value = iv_step * math.ceil(iv_max / iv_step)
     iv_base = iv_top + iv_h
-    for k in range(round(iv_top_value / iv_step) + 1):
-        v = k * iv_step
-        y = iv_base - iv_h * v / iv_top_value
-        out.append(
-            f'<line class="grid" x1="{left}" x2="{W - right}" y1="{y:.1f}" y2="{y:.1f}"></line>'
-            f'<text class="lbl" x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{_fmt(v)}</text>'
-        )
+    out.append(y_grid(left, W - right, iv_base, iv_h, iv_top_value, iv_step))
     out.append(
         f'<text class="lbl" x="{left}" y="{iv_top - 6}">host interval (seconds between '
         "requests to one host)</text>"
