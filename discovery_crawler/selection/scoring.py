@@ -50,7 +50,7 @@ from discovery_crawler.selection.checklist import (
     classify,
 )
 
-try:  # the bulk path's prefix look-ups in C (``_rater.c``); where it was not built, in Python
+try:  # the bulk path in C (``_rater.c``); where it was not built, in Python (``_rate_bulk``)
     from discovery_crawler.selection import _rater
 except ImportError:
     _rater = None  # type: ignore[assignment]
@@ -202,6 +202,10 @@ _VERSIONISH = re.compile(r"v\d").match
 _PRIORITY_POINTS = {p / 10: priority_points(p / 10) for p in range(11)}
 _PRIORITY_POINTS.update({0.25: 1, 0.75: 3, 1: 4, 0: 0})
 _BULK_MIN = 16  # URLs: below this a batch is rated one URL at a time
+# What ``_rater.rate_bulk`` tests words against (a last segment's words; the whole last
+# segment; a lowercased changefreq) and the types it gives (``_bulk_outcome``'s).
+_COMPILED_WORDS = (_SPECIAL_TOKENS, _SPECIAL_LAST | INDEX_FILES, BUSY_CHANGEFREQ)
+_COMPILED_KINDS = (GENERIC, "form", "data", "listing", "article", "subsection")
 
 
 def _priority_total(p: Any) -> int:
@@ -329,20 +333,7 @@ class Rater:
         return info
 
     def _prefix_states(self, prefixes: list[str]) -> dict[str, int]:
-        """The state number of each prefix's facts (``_prefix``), in C where it was built:
-        a large sitemap's prefixes are mostly new, so this is a ``_prefix`` call a URL in
-        Python (~1 µs of the rater's ~2.5 on the realistic bench tree, bench/README.md)."""
-        if _rater is not None:
-            states = _rater.prefix_states(
-                prefixes,
-                self._prefixes,
-                self._steps,
-                self._infos,
-                self._prefix,
-                PREFIX_CACHE_LIMIT,
-            )
-            if states is not None:
-                return states
+        """The state number of each prefix's facts (``_prefix``)."""
         found = list(map(self._prefixes.get, prefixes))
         if None in found:
             prefix = self._prefix
@@ -493,10 +484,72 @@ class Rater:
             and not (fetched and records is not None)
             and (flags is None or not any(flags))
         ):
-            rated = self._rate_bulk(urls, priorities, changefreqs, records, fetched)
+            rated = (
+                self._rate_compiled(urls, priorities, changefreqs, records, fetched)
+                if _rater is not None
+                else None
+            )
+            if rated is None:
+                rated = self._rate_bulk(urls, priorities, changefreqs, records, fetched)
             if rated is not None:
                 return rated
         return self._rate_each(urls, priorities, changefreqs, flags, records, fetched)
+
+    def _rate_compiled(
+        self,
+        urls: list[str],
+        priorities: list[Any],
+        changefreqs: list[str | None],
+        records: list[dict[str, Any]] | None,
+        fetched: bool,
+    ) -> tuple[list[int], list[str], list[str | None]] | None:
+        """``_rate_bulk`` in C (``_rater.c``): one pass over the batch, any batch (the
+        URLs of other origins, with queries, index files or empty segments too); the URLs
+        whose last segment needs the full rules (``_odd_last``), non-ASCII ones and odd
+        changefreqs are rated by ``_rate_each``. None: the columns are not lists."""
+        rated = _rater.rate_bulk(
+            urls,
+            priorities,
+            changefreqs,
+            self._steps,
+            self._infos,
+            self._prefix,
+            priority_points,
+            _COMPILED_WORDS,
+            _COMPILED_KINDS,
+            CHECKLIST_HIT,
+        )
+        if rated is None:
+            return None
+        totals, types, slots, odd = rated
+        if odd:
+            self._rate_odd(
+                odd, (totals, types, slots), urls, priorities, changefreqs, records, fetched
+            )
+        return totals, types, slots
+
+    def _rate_odd(
+        self,
+        odd: list[int],
+        rated: tuple[list[int], list[str], list[str | None]],
+        urls: list[str],
+        priorities: list[Any],
+        changefreqs: list[str | None],
+        records: list[dict[str, Any]] | None,
+        fetched: bool,
+    ) -> None:
+        """Put ``_rate_each``'s totals, types and slots of the URLs at ``odd`` in ``rated``."""
+        totals, types, slots = rated
+        each = self._rate_each(
+            [urls[j] for j in odd],
+            [priorities[j] for j in odd],
+            [changefreqs[j] for j in odd],
+            None,
+            [records[j] for j in odd] if records is not None else None,
+            fetched,
+        )
+        for j, total, kind, slot in zip(odd, *each, strict=True):
+            totals[j], types[j], slots[j] = total, kind, slot
 
     def _rate_bulk(
         self,
@@ -600,16 +653,9 @@ class Rater:
         types = [o[1] for o in outcomes]
         slots = [o[2] for o in outcomes]
         if odd:
-            rated = self._rate_each(
-                [urls[j] for j in odd],
-                [priorities[j] for j in odd],
-                [changefreqs[j] for j in odd],
-                None,
-                [records[j] for j in odd] if records is not None else None,
-                fetched,
+            self._rate_odd(
+                odd, (totals, types, slots), urls, priorities, changefreqs, records, fetched
             )
-            for j, total, kind, slot in zip(odd, *rated, strict=True):
-                totals[j], types[j], slots[j] = total, kind, slot
         return totals, types, slots
 
     def _rate_apart(
