@@ -30,6 +30,11 @@ from collections import Counter
 from typing import Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
+try:  # normalize_many's common case in C (``_known_origins.c``); where not built, in Python
+    from discovery_crawler.urls import _known_origins
+except ImportError:
+    _known_origins = None  # type: ignore[assignment]
+
 DEFAULT_PORTS = {"http": "80", "https": "443"}
 # ASCII controls, DEL and spaces never belong in a host (IDNA maps away the invisible
 # Unicode ones, such as U+200B).
@@ -353,7 +358,16 @@ class OriginCache:
         """Resolve (against ``base``) and normalize a batch of raw locations; each result
         is the URL or the ``UrlError`` saying why not. One call per batch keeps the
         per-URL cost of the common case — an absolute URL on a known origin — to a few
-        C-level string operations (the same rules as ``normalize``)."""
+        C-level string operations (the same rules as ``normalize``); where it was built, a C
+        pass over the batch works out every location on a cached origin (``_known_origins``)
+        and the others take ``_resolved``."""
+        if _known_origins is not None:
+            urls, left = _known_origins.on_known_origins(
+                raws, self._origins, _TRACKING_PREFIXES, _TRACKING_NAMES
+            )
+            for j in left:
+                urls[j] = self._resolved(raws[j], base)
+            return urls
         origins = self._origins
         # One search over the whole batch usually proves every location clean ("/" joins
         # them: a character that never needs work, so it can neither hide nor add one).
@@ -374,17 +388,21 @@ class OriginCache:
                     if needs_work is None or not needs_work(rest):
                         append(cached + rest)
                         continue
-            try:
-                raw = raw.strip()
-                if not raw.startswith(("https://", "http://")):
-                    as_host = _as_host(raw, base)
-                    if as_host is not None:
-                        self.note_repair(HOST_FIRST, raw, as_host, base)
-                    raw = as_host if as_host is not None else resolve(raw, base)
-                append(self.normalize(raw))
-            except UrlError as exc:
-                append(exc)
+            append(self._resolved(raw, base))
         return out
+
+    def _resolved(self, raw: str, base: str) -> str | UrlError:
+        """One location of ``normalize_many`` resolved and normalized, or why not."""
+        try:
+            raw = raw.strip()
+            if not raw.startswith(("https://", "http://")):
+                as_host = _as_host(raw, base)
+                if as_host is not None:
+                    self.note_repair(HOST_FIRST, raw, as_host, base)
+                raw = as_host if as_host is not None else resolve(raw, base)
+            return self.normalize(raw)
+        except UrlError as exc:
+            return exc
 
     def note_repair(self, reason: str, raw: str, url: str, document: str) -> None:
         """Count a location read other than as written (kept: ``take_repairs``)."""
