@@ -6,6 +6,8 @@ Python. Each extension's own tests check it gives the Python code's answers.
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 from discovery_crawler.output import feed_lines, state
@@ -16,6 +18,10 @@ from tests.conftest import IN_CI
 BUILDS = [
     ("discovery_crawler.urls._seen_table", lambda: seen._seen_table),
     ("discovery_crawler.urls._plain_bases", lambda: slugs._plain_bases),
+    (
+        "discovery_crawler.urls._known_origins",
+        lambda: importlib.import_module("discovery_crawler.urls.normalize")._known_origins,
+    ),
     ("discovery_crawler.output._lines", lambda: feed_lines._lines),
     ("discovery_crawler.selection._paths", lambda: tree._paths),
     ("discovery_crawler.selection._rater", lambda: scoring._rater),

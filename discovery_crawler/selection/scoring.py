@@ -23,7 +23,9 @@ only (breakdowns are rebuilt with the reference for the few URLs the crawl log l
 the facts of each path *prefix* (everything before the last segment) cached, because in a
 sitemap thousands of URLs share a prefix (``/blog/``, ``/docs/guide/``). A last segment that
 could change a fact (digits first, a marker, a listing or form word…) and fetched records
-(title, links) take the reference path. A property test checks both agree.
+(title, links) take the reference path. A property test checks both agree. Where it was
+built, the bulk path runs in C (``_rater.c``, one pass a batch); ``_rate_bulk`` is its
+Python form.
 """
 
 from __future__ import annotations

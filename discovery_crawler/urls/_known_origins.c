@@ -14,8 +14,8 @@
  *   as UTF-8 escapes; tracking parameters dropped.
  * Any other location (an origin not yet cached or not valid, a control character, an
  * invalid escape, a parameter name not ASCII…) is left to the Python code (its index is
- * returned), which gives the error or the repair. tests/urls/test_normalize.py checks both
- * give the same batches.
+ * returned), which gives the error or the repair. tests/urls/test_normalize_compiled.py
+ * checks both give the same batches.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

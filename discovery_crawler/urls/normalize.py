@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
 try:  # normalize_many's common case in C (``_known_origins.c``); where not built, in Python
-    from discovery_crawler.urls import _known_origins
+    import discovery_crawler.urls._known_origins as _known_origins  # not the package: a circle
 except ImportError:
     _known_origins = None  # type: ignore[assignment]
 
