@@ -267,6 +267,11 @@ known(Work *w, PyObject *raw)
         while (i < len && s[i] < 128 && w->clean[s[i]])
             i++;
     }
+    else { /* a wide character before the rest (in the host): the rest may be clean */
+        Py_UCS4 c;
+        while (i < len && (c = PyUnicode_READ(kind, text, i)) < 128 && w->clean[c])
+            i++;
+    }
     if (i == len) { /* nothing to do: the origin normalized, the rest as it is */
         if (w->value == w->key || PyUnicode_Compare(w->value, w->key) == 0)
             return Py_NewRef(raw);

@@ -24,6 +24,7 @@ _ORIGINS = st.sampled_from(
         "https://example.com",
         "http://Example.com:80",
         "HTTPS://example.com",
+        "HTTPS://日本.example",
         "https://ü@example.com",
         "https://bücher.de",
         "https://[broken",
@@ -40,6 +41,7 @@ _PIECES = st.sampled_from(
         "a",
         "blog/",
         "post-1",
+        "a;",
         "/",
         "//",
         "%41",
@@ -150,7 +152,8 @@ def _outcomes(batches, compiled, monkeypatch):
     monkeypatch.setattr(normalize_module, "_known_origins", compiled)
     cache = OriginCache()
     cache.rewrite["http://other.example:8443"] = "https://other.example"
-    for origin in ("https://example.com/", "http://Example.com:80/", "https://ü@example.com/"):
+    warm = ("https://example.com/", "http://Example.com:80/", "https://ü@example.com/")
+    for origin in (*warm, "HTTPS://日本.example/"):
         cache.normalize(origin)  # warm origins, as mid-walk
     out = []
     for raws in batches:
