@@ -16,11 +16,11 @@
  * - any other URL (one segment, a non-ASCII or odd path, an odd changefreq) is "odd": its
  *   index is returned and Rater._rate_each rates it (the reference rules, one URL).
  *
- * A prefix's facts are its parent prefix's state (remembered in the rater's prefix table,
- * else folded from the root a segment at a time) and one step through its last segment,
- * looked up in the rater's own tables (a site's paths are made of a few thousand words); a
- * step they do not hold yet is left to Rater._prefix, which works it out and fills them.
- * The caches change no answer. tests/selection/test_rater_compiled.py checks the rater gives
+ * A prefix's facts are its state, folded from the root a step a segment through the rater's
+ * step table (a sitemap's prefixes are mostly distinct, but made of few distinct steps, so
+ * the steps met are also remembered for the call, by their text); a step the table does
+ * not hold yet is left to Rater._prefix, which works it out and fills it. The caches change
+ * no answer. tests/selection/test_rater_compiled.py checks the rater gives
  * the same totals, types and slots with and without this module.
  */
 #define PY_SSIZE_T_CLEAN
