@@ -10,12 +10,13 @@ import pytest
 
 from discovery_crawler.output import feed_lines, state
 from discovery_crawler.selection import groups, scoring, tree
-from discovery_crawler.urls import seen, slugs
+from discovery_crawler.urls import kinds, seen, slugs
 from tests.conftest import IN_CI
 
 BUILDS = [
     ("discovery_crawler.urls._seen_table", lambda: seen._seen_table),
     ("discovery_crawler.urls._plain_bases", lambda: slugs._plain_bases),
+    ("discovery_crawler.urls._screens", lambda: kinds._screens),
     ("discovery_crawler.output._lines", lambda: feed_lines._lines),
     ("discovery_crawler.selection._paths", lambda: tree._paths),
     ("discovery_crawler.selection._rater", lambda: scoring._rater),

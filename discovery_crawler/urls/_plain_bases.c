@@ -2,31 +2,53 @@
  *
  * Written in C because the base slug of each URL was the largest per-URL cost left in the
  * sitemap worker after its parser: ~0.6 s per 1M URLs of strip, fullmatch and two
- * replaces in a Python loop, against ~0.05 s here (bench/README.md).
+ * replaces in a Python loop, and a few µs for each path with a %-escape (unquote and
+ * three regular expressions), against ~0.1 s here (bench/README.md).
  *
- * A path is plain when, its slashes stripped from both ends, it is at most `max_length`
- * characters of segments joined by single "/", each segment lowercase ASCII letters and
- * digits joined by single "-", "." or "_", and none of them exactly a Windows device name
- * (con, prn, aux, nul, com0-9, lpt0-9): slugs.py's _PLAIN_PATH. A plain path's base slug is
- * that text with "." -> "-" and "/" -> "__" ("home" when empty). Any other path gives None,
- * and slugs.py applies the general rules; tests/urls/test_slugs.py checks both agree.
+ * Any ASCII path gets slugs.py's rules: its slashes stripped from both ends ("home" when
+ * nothing is left), each segment %-decoded (a byte of a UTF-8 sequence, valid or not, is
+ * not ASCII and so is "other" below; a decoded ASCII byte is that character), segments
+ * joined by "__", each run of characters other than ASCII letters, digits and "_" (the
+ * "-" included) made one "-", lowercased, "-" trimmed from both ends. Left to slugs.py
+ * (None): a path that is not ASCII, and one whose base takes a hash or a suffix (empty,
+ * longer than `max_length`, a "__"-part naming a Windows device, or a segment whose decoded
+ * letters are all non-ASCII next to one that keeps letters). tests/urls/test_slugs.py
+ * checks both agree.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 static inline int
-is_alnum(Py_UCS1 c)
+hex_value(Py_UCS1 c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
 }
 
-static inline int
-is_joiner(Py_UCS1 c)
+/* Each ASCII character as its base slug writes it: lowercase letters and digits, "_", and
+ * "-" for every other character; 0 for the two read apart, "/" and "%". */
+static Py_UCS1 MAP[128];
+/* The ASCII letters and digits. */
+static unsigned char LETTER[128];
+
+static void
+fill_tables(void)
 {
-    return c == '-' || c == '.' || c == '_';
+    for (int ch = 0; ch < 128; ch++) {
+        int letter = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+        int upper = ch >= 'A' && ch <= 'Z';
+        LETTER[ch] = letter || upper;
+        MAP[ch] = letter || ch == '_' ? ch : upper ? ch + ('a' - 'A') : '-';
+    }
+    MAP['/'] = MAP['%'] = 0;
 }
 
-/* Whether s[0:n] (a whole segment) is a Windows device name. */
+/* Whether s[0:n] (a whole "__"-part) is a Windows device name. */
 static int
 is_device(const Py_UCS1 *s, Py_ssize_t n)
 {
@@ -39,9 +61,26 @@ is_device(const Py_UCS1 *s, Py_ssize_t n)
     return 0;
 }
 
-/* The base slug of one path, a new reference; Py_None (new reference) when not plain. */
+/* Whether a "__"-part of slug[0:n] names a device: the parts str.split("__") makes. */
+static int
+names_device(const Py_UCS1 *slug, Py_ssize_t n)
+{
+    Py_ssize_t part = 0;
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        if (slug[i] == '_' && slug[i + 1] == '_') {
+            if (is_device(slug + part, i - part))
+                return 1;
+            part = i + 2;
+            i++;
+        }
+    }
+    return is_device(slug + part, n - part);
+}
+
+/* The base slug of one path, a new reference; Py_None (new reference) when left to
+ * slugs.py. `buffer` holds at least twice the path's length. */
 static PyObject *
-plain_base(PyObject *path, Py_ssize_t max_length, PyObject *home)
+plain_base(PyObject *path, Py_ssize_t max_length, PyObject *home, Py_UCS1 *buffer)
 {
     if (!PyUnicode_Check(path) || !PyUnicode_IS_ASCII(path))
         return Py_NewRef(Py_None);
@@ -51,74 +90,112 @@ plain_base(PyObject *path, Py_ssize_t max_length, PyObject *home)
         start++;
     while (end > start && c[end - 1] == '/')
         end--;
-    Py_ssize_t n = end - start;
-    if (n > max_length)
-        return Py_NewRef(Py_None);
-    if (n == 0)
+    if (start == end)
         return Py_NewRef(home);
-    const Py_UCS1 *s = c + start;
-    Py_ssize_t slashes = 0, segment = 0;
-    for (Py_ssize_t i = 0; i <= n; i++) {
-        if (i == n || s[i] == '/') {
-            Py_ssize_t len = i - segment;
-            /* a segment: alnum+ ([-._] alnum+)*, not a device name */
-            if (len == 0 || !is_alnum(s[segment]) || !is_alnum(s[i - 1])
-                || is_device(s + segment, len))
-                return Py_NewRef(Py_None);
-            if (i < n)
-                slashes++;
-            segment = i + 1;
+    Py_UCS1 *o = buffer;
+    Py_ssize_t lettered = 0, unlettered = 0;
+    int high = 0, letters = 0;
+    Py_UCS1 last = 0;
+    for (Py_ssize_t i = start; i <= end; i++) {
+        Py_UCS1 ch = i < end ? c[i] : '/';
+        Py_UCS1 mapped = MAP[ch];
+        if (mapped) {  /* the common case: a letter, a digit, "_" or an "other" */
+            letters |= LETTER[ch];
+            if (mapped != '-' || last != '-')
+                *o++ = last = mapped;
             continue;
         }
-        if (is_alnum(s[i]))
-            continue;
-        /* a joiner: not first in its segment, not after another joiner */
-        if (i == segment || !is_joiner(s[i]) || is_joiner(s[i - 1]))
-            return Py_NewRef(Py_None);
-    }
-    PyObject *out = PyUnicode_New(n + slashes, 127);
-    if (out == NULL)
-        return NULL;
-    Py_UCS1 *o = PyUnicode_1BYTE_DATA(out);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS1 ch = s[i];
         if (ch == '/') {
-            *o++ = '_';
-            *o++ = '_';
+            /* a segment whose decoded letters are all non-ASCII is named by a hash
+               (slugs.py's _named) where another one keeps letters */
+            if (high && !letters)
+                unlettered++;
+            else
+                lettered++;
+            high = letters = 0;
+            if (i < end) {
+                *o++ = '_';
+                *o++ = last = '_';
+            }
+            continue;
         }
-        else {
-            *o++ = ch == '.' ? '-' : ch;
+        /* "%": an escape when two hex digits follow ("/" is none: it ends the segment) */
+        int hi = i + 2 < end ? hex_value(c[i + 1]) : -1;
+        int lo = hi >= 0 ? hex_value(c[i + 2]) : -1;
+        if (lo >= 0) {
+            ch = (Py_UCS1)(hi * 16 + lo);
+            i += 2;
         }
+        if (ch >= 0x80)
+            high = 1;
+        else
+            letters |= LETTER[ch];
+        mapped = ch >= 0x80 || ch == '%' ? '-' : MAP[ch] ? MAP[ch] : '-';
+        if (mapped != '-' || last != '-')
+            *o++ = last = mapped;
     }
+    if (unlettered && lettered)
+        return Py_NewRef(Py_None);
+    Py_UCS1 *first = buffer;
+    while (first < o && *first == '-')
+        first++;
+    while (o > first && o[-1] == '-')
+        o--;
+    Py_ssize_t n = o - first;
+    if (n == 0 || n > max_length || names_device(first, n))
+        return Py_NewRef(Py_None);
+    PyObject *out = PyUnicode_New(n, 127);
+    if (out != NULL)
+        memcpy(PyUnicode_1BYTE_DATA(out), first, n);
     return out;
 }
 
-/* plain_bases(paths, max_length, home) -> list[str | None] */
+/* plain_bases(paths, max_length, home, general) -> list[str]: general(path) for a path left
+ * to slugs.py. */
 static PyObject *
 plain_bases(PyObject *module, PyObject *args)
 {
-    PyObject *paths, *home;
+    PyObject *paths, *home, *general;
     Py_ssize_t max_length;
-    if (!PyArg_ParseTuple(args, "O!nU:plain_bases", &PyList_Type, &paths, &max_length, &home))
+    if (!PyArg_ParseTuple(args, "O!nUO:plain_bases", &PyList_Type, &paths, &max_length, &home,
+                          &general))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(paths);
-    PyObject *out = PyList_New(n);
-    if (out == NULL)
-        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(paths), longest = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *base = plain_base(PyList_GET_ITEM(paths, i), max_length, home);
+        PyObject *path = PyList_GET_ITEM(paths, i);
+        if (PyUnicode_Check(path) && PyUnicode_GET_LENGTH(path) > longest)
+            longest = PyUnicode_GET_LENGTH(path);
+    }
+    Py_UCS1 *buffer = PyMem_Malloc(2 * longest + 1);
+    if (buffer == NULL)
+        return PyErr_NoMemory();
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        PyMem_Free(buffer);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *path = PyList_GET_ITEM(paths, i);
+        PyObject *base = plain_base(path, max_length, home, buffer);
+        if (base == Py_None) {
+            Py_DECREF(base);
+            base = PyObject_CallOneArg(general, path);
+        }
         if (base == NULL) {
+            PyMem_Free(buffer);
             Py_DECREF(out);
             return NULL;
         }
         PyList_SET_ITEM(out, i, base);
     }
+    PyMem_Free(buffer);
     return out;
 }
 
 static PyMethodDef methods[] = {
     {"plain_bases", plain_bases, METH_VARARGS,
-     "plain_bases(paths, max_length, home) -> list[str | None]: each plain path's base slug"},
+     "plain_bases(paths, max_length, home, general) -> list[str]: each path's base slug, "
+     "general(path) where it is not plain"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -129,5 +206,6 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__plain_bases(void)
 {
+    fill_tables();
     return PyModule_Create(&module_def);
 }

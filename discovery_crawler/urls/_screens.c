@@ -1,0 +1,193 @@
+/* Batch screens for the per-URL rules: which URLs of a batch the rules of urls/kinds.py and
+ * urls/junk.py must look at, the others being settled here.
+ *
+ * Written in C because a sitemap worker asks both of every URL it reads, and the answer for
+ * nearly all of them is "a page, no junk": a loop in Python over each URL (or a regular
+ * expression over the batch joined) cost more per URL than every other rule of the batch.
+ *
+ * not_plain_pages is url_kinds_many's per-URL fast test; junk_candidates finds every path some
+ * junk prefilter of junk.py could match, and a few more. Their callers apply the exact rules
+ * to whatever is not settled here; tests/urls/test_screens.py checks both ways agree.
+ */
+#define _GNU_SOURCE /* memrchr */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+static const char *const API_PREFIXES[] = {"/api", "/wp-json", "/.well-known", "/graphql"};
+static const char *const PAGE_SUFFIXES[] = {".html", ".htm", ".shtml", ".xhtml",
+                                            ".aspx", ".asp",  ".jsp",   ".cfm"};
+
+static int
+has_at(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t at, const char *word)
+{
+    size_t len = strlen(word);
+    return at >= 0 && (size_t)(n - at) >= len && memcmp(s + at, word, len) == 0;
+}
+
+/* The indexes of the items of `list` for which test(item) is `value`. */
+static PyObject *
+indexes_where(PyObject *list, int (*test)(PyObject *), int value)
+{
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (test(PyList_GET_ITEM(list, i)) != value)
+            continue;
+        PyObject *index = PyLong_FromSsize_t(i);
+        if (index == NULL || PyList_Append(out, index) < 0) {
+            Py_XDECREF(index);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(index);
+    }
+    return out;
+}
+
+/* kinds.py's url_kinds_many fast test: a path after index 8, no "?", no "/page/", no API
+ * prefix at the path's start, and a last segment without a file extension (a trailing
+ * "/", no "." after the last "/", or a page suffix). Strings of wider characters: not
+ * settled here. */
+static int
+plain_page(PyObject *url)
+{
+    if (!PyUnicode_Check(url) || PyUnicode_KIND(url) != PyUnicode_1BYTE_KIND)
+        return 0;
+    const Py_UCS1 *s = PyUnicode_1BYTE_DATA(url);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(url);
+    if (n <= 8 || memchr(s, '?', n) != NULL)
+        return 0;
+    const Py_UCS1 *first = memchr(s + 8, '/', n - 8);
+    if (first == NULL)
+        return 0;
+    Py_ssize_t start = first - s;
+    for (size_t k = 0; k < sizeof(API_PREFIXES) / sizeof(*API_PREFIXES); k++)
+        if (has_at(s, n, start, API_PREFIXES[k]))
+            return 0;
+    /* "/page/" anywhere: look at each "/" (the first 8 characters hold at most "//") */
+    for (const Py_UCS1 *slash = memchr(s, '/', n); slash != NULL;
+         slash = memchr(slash + 1, '/', n - (slash + 1 - s)))
+        if (slash[1] == 'p' && has_at(s, n, slash - s, "/page/"))
+            return 0;
+    if (s[n - 1] == '/')
+        return 1;
+    const Py_UCS1 *last_slash = memrchr(s, '/', n);
+    const Py_UCS1 *last_dot = memrchr(last_slash, '.', n - (last_slash - s));
+    if (last_dot == NULL)
+        return 1;
+    for (size_t k = 0; k < sizeof(PAGE_SUFFIXES) / sizeof(*PAGE_SUFFIXES); k++)
+        if (has_at(s, n, n - (Py_ssize_t)strlen(PAGE_SUFFIXES[k]), PAGE_SUFFIXES[k]))
+            return 1;
+    return 0;
+}
+
+/* not_plain_pages(urls) -> list[int]: the indexes of the URLs the fast test does not settle
+ * as pages. */
+static PyObject *
+not_plain_pages(PyObject *module, PyObject *args)
+{
+    PyObject *urls;
+    if (!PyArg_ParseTuple(args, "O!:not_plain_pages", &PyList_Type, &urls))
+        return NULL;
+    return indexes_where(urls, plain_page, 0);
+}
+
+/* Whether s[at:] starts with `word` (lowercase ASCII), ASCII case aside. */
+static int
+word_at(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t at, const char *word)
+{
+    for (; *word; word++, at++)
+        if (at >= n || Py_TOLOWER(s[at]) != (Py_UCS1)*word)
+            return 0;
+    return 1;
+}
+
+/* Whether a junk row's keyword starts at s[at]: every prefilter of junk.py matches one at a
+ * segment's start (after "/", or the path's start) or after a "-" or "_". */
+static int
+keyword_at(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t at)
+{
+    switch (Py_TOLOWER(s[at])) {
+    case 't':
+        return word_at(s, n, at, "test") || word_at(s, n, at, "temp") || word_at(s, n, at, "tmp");
+    case 's':
+        return word_at(s, n, at, "sample");
+    case 'h':
+        return word_at(s, n, at, "hello") || word_at(s, n, at, "holiday");
+    case 'l':
+        return word_at(s, n, at, "lorem") || word_at(s, n, at, "landing");
+    case 'u':
+        return word_at(s, n, at, "untitled");
+    case 'e':
+        return word_at(s, n, at, "example");
+    case 'd':
+        return word_at(s, n, at, "draft");
+    case 'c':
+        return word_at(s, n, at, "copy");
+    case 'p':
+        return word_at(s, n, at, "promo");
+    case 'o':
+        return word_at(s, n, at, "old");
+    case 'b':
+        return word_at(s, n, at, "backup");
+    case 'v':  /* variant-…, and v2-test */
+        return word_at(s, n, at, "variant") || (at + 1 < n && Py_ISDIGIT(s[at + 1]));
+    default:
+        return 0;
+    }
+}
+
+/* Characters after which a keyword may start. */
+static const unsigned char BOUNDARY[256] = {['/'] = 1, ['-'] = 1, ['_'] = 1};
+
+/* A path some junk row may match: a keyword at a boundary, a newline (the prefilters end a
+ * segment there, the table does not) or a character that is not ASCII (lowercasing one may
+ * make an ASCII letter: the Kelvin sign). */
+static int
+junk_candidate(PyObject *path)
+{
+    if (!PyUnicode_Check(path) || !PyUnicode_IS_ASCII(path))
+        return 1;
+    const Py_UCS1 *s = PyUnicode_1BYTE_DATA(path);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(path);
+    if (memchr(s, '\n', n) != NULL)
+        return 1;
+    int boundary = 1;  /* the path's start */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (boundary && keyword_at(s, n, i))
+            return 1;
+        boundary = BOUNDARY[s[i]];
+    }
+    return 0;
+}
+
+/* junk_candidates(paths) -> list[int]: the indexes of the paths that may be junk. */
+static PyObject *
+junk_candidates(PyObject *module, PyObject *args)
+{
+    PyObject *paths;
+    if (!PyArg_ParseTuple(args, "O!:junk_candidates", &PyList_Type, &paths))
+        return NULL;
+    return indexes_where(paths, junk_candidate, 1);
+}
+
+static PyMethodDef methods[] = {
+    {"not_plain_pages", not_plain_pages, METH_VARARGS,
+     "not_plain_pages(urls) -> list[int]: the indexes of the URLs url_kinds_many's fast test "
+     "does not settle as pages"},
+    {"junk_candidates", junk_candidates, METH_VARARGS,
+     "junk_candidates(paths) -> list[int]: the indexes of the paths some junk row may match"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_screens", "The URL rules' batch screens, compiled.", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__screens(void)
+{
+    return PyModule_Create(&module_def);
+}
