@@ -214,6 +214,53 @@ def test_alternates_as_records_are_the_normalize_stages():
     assert json_lines(records) == json_lines(plain)
 
 
+_HREFLANG = st.one_of(st.none(), st.text(max_size=8), st.sampled_from(["en", "x-default", "é\x00"]))
+_HREF = st.one_of(
+    st.text(max_size=30), st.sampled_from([f"{SITE}/a/", 'a"b\\c', "\u2028\x7f\ud800"])
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(_HREFLANG, _HREF), max_size=4).map(tuple))
+def test_alternates_text_is_the_feeds_json(pairs):
+    """A head's alternates, written by hand, are the text ``json.dumps`` gives the
+    record's ``alternates`` (quotes, controls, non-ASCII and lone surrogates included)."""
+    from discovery_crawler.output.json_text import dumps
+    from discovery_crawler.sitemaps.facts import _alternate_dicts, _alternates_text
+
+    assert _alternates_text(pairs) == dumps(_alternate_dicts(pairs))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(
+                st.text(max_size=12),
+                st.text(max_size=4),
+                st.text(max_size=3),
+                st.text(max_size=3),
+                st.one_of(st.just(""), st.just((("en", "/x"),))),
+            ),
+            st.tuples(st.text(max_size=12), st.none(), st.none(), st.none()),
+        ),
+        max_size=8,
+    )
+)
+def test_listing_columns_of_any_entries(entries):
+    """The columns of a batch of 5-tuples (transposed a column at a time) or of shorter
+    entries are those a comprehension per column gives."""
+    from discovery_crawler.sitemaps.facts import _listing_columns
+
+    assert _listing_columns(entries) == (
+        [e[0] for e in entries],
+        [e[1] or "" for e in entries],
+        [e[2] or "" for e in entries],
+        [e[3] or "" for e in entries],
+        {i: e[4] for i, e in enumerate(entries) if len(e) > 4 and e[4]},
+    )
+
+
 def test_columns_with_a_nul_or_no_entries_round_trip():
     """Columns travel as NUL-joined strings; a value holding a NUL (no XML value can) keeps
     its column a list, and an empty batch stays empty."""

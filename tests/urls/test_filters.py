@@ -597,3 +597,21 @@ def test_file_kinds_are_never_dropped_for_their_kind(url):
     got = POLICY.decide(url)
     if kind in FILE_KINDS:
         assert got.reason not in ("asset", "api", "pagination")
+
+
+_on_site = st.builds(
+    lambda segments, query: f"{SITE}/{'/'.join(segments)}{query}",
+    st.lists(_segment, max_size=5),
+    _query,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_on_site, min_size=1, max_size=30), st.lists(any_urls, max_size=2))
+def test_batch_on_the_origin_equals_one_at_a_time(urls, strangers):
+    """A batch on the site's origin (a sitemap's) is decided for the whole batch at once
+    where the run has no scope; it gets what ``decide`` gives each URL, and so does one
+    with a stranger (another origin, a newline, a non-ASCII letter) among them."""
+    assert POLICY.decide_many(urls) == [POLICY.decide(u) for u in urls]
+    mixed = urls + [s for s in strangers if s.__class__ is str]
+    assert POLICY.decide_many(mixed) == [POLICY.decide(u) for u in mixed]
