@@ -1,13 +1,16 @@
-/* Batch screens for the per-URL rules: which URLs of a batch the rules of urls/kinds.py and
- * urls/junk.py must look at, the others being settled here.
+/* Batch screens for the per-URL rules: which URLs of a batch the rules of urls/kinds.py,
+ * urls/junk.py and urls/filters.py must look at, the others being settled here.
  *
- * Written in C because a sitemap worker asks both of every URL it reads, and the answer for
- * nearly all of them is "a page, no junk": a loop in Python over each URL (or a regular
- * expression over the batch joined) cost more per URL than every other rule of the batch.
+ * Written in C because a sitemap worker asks all three of every URL it reads, and the answer
+ * for nearly all of them is "a page, no junk, kept": a loop in Python over each URL (or a
+ * regular expression over the batch joined) cost more per URL than every other rule of the
+ * batch.
  *
  * not_plain_pages is url_kinds_many's per-URL fast test; junk_candidates finds every path some
- * junk prefilter of junk.py could match, and a few more. Their callers apply the exact rules
- * to whatever is not settled here; tests/urls/test_screens.py checks both ways agree.
+ * junk prefilter of junk.py could match, and a few more; watch_indexes every URL that
+ * decide_many cannot keep without a look (a query, or a segment that is an action or a
+ * login word). Their callers apply the exact rules to whatever is not settled here;
+ * tests/urls/test_screens.py and tests/urls/test_filters.py check both ways agree.
  */
 #define _GNU_SOURCE /* memrchr */
 #define PY_SSIZE_T_CLEAN
@@ -173,12 +176,139 @@ junk_candidates(PyObject *module, PyObject *args)
     return indexes_where(paths, junk_candidate, 1);
 }
 
+/* The words watch_indexes looks for: an open-addressing table of their (lowercase ASCII)
+ * texts by hash, built for each call (a few hundred words: µs), with the range of their
+ * lengths and their first characters to skip most segments unhashed. */
+#define WATCH_SLOTS 1024 /* a power of two, several times the words */
+#define WATCH_LONGEST 64
+
+typedef struct {
+    const char *text[WATCH_SLOTS];
+    Py_ssize_t length[WATCH_SLOTS];
+    unsigned char first[256];
+    Py_ssize_t shortest, longest;
+} Watch;
+
+static size_t
+text_hash(const Py_UCS1 *s, Py_ssize_t n)
+{
+    size_t h = 2166136261u;
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = (h ^ Py_TOLOWER(s[i])) * 16777619u;
+    return h;
+}
+
+/* 0, or -1 with an exception set: a word that is not ASCII text, or too many. */
+static int
+watch_fill(Watch *watch, PyObject *words)
+{
+    memset(watch, 0, sizeof(*watch));
+    watch->shortest = WATCH_LONGEST;
+    Py_ssize_t n = PyTuple_GET_SIZE(words);
+    if (n > WATCH_SLOTS / 2) {
+        PyErr_SetString(PyExc_ValueError, "too many words to watch");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *word = PyTuple_GET_ITEM(words, i);
+        if (!PyUnicode_Check(word) || !PyUnicode_IS_ASCII(word)
+            || PyUnicode_GET_LENGTH(word) == 0 || PyUnicode_GET_LENGTH(word) > WATCH_LONGEST) {
+            PyErr_SetString(PyExc_ValueError, "a watched word is 1-64 ASCII characters");
+            return -1;
+        }
+        const Py_UCS1 *s = PyUnicode_1BYTE_DATA(word);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(word);
+        size_t slot = text_hash(s, len) & (WATCH_SLOTS - 1);
+        while (watch->text[slot] != NULL)
+            slot = (slot + 1) & (WATCH_SLOTS - 1);
+        watch->text[slot] = (const char *)s;
+        watch->length[slot] = len;
+        watch->first[Py_TOLOWER(s[0])] = watch->first[Py_TOUPPER(s[0])] = 1;
+        if (len < watch->shortest)
+            watch->shortest = len;
+        if (len > watch->longest)
+            watch->longest = len;
+    }
+    return 0;
+}
+
+/* Whether s[0:n] is a watched word, ASCII case aside (the words are lowercase). */
+static int
+watched_segment(const Watch *watch, const Py_UCS1 *s, Py_ssize_t n)
+{
+    if (n < watch->shortest || n > watch->longest || !watch->first[s[0]])
+        return 0;
+    size_t slot = text_hash(s, n) & (WATCH_SLOTS - 1);
+    for (; watch->text[slot] != NULL; slot = (slot + 1) & (WATCH_SLOTS - 1)) {
+        if (watch->length[slot] != n)
+            continue;
+        Py_ssize_t i = 0;
+        while (i < n && Py_TOLOWER(s[i]) == (Py_UCS1)watch->text[slot][i])
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+/* A URL filters.py's decide must see whatever its kind: a query, a character that is not
+ * ASCII (lowercasing one may make an ASCII word: the Kelvin sign), or a segment after a
+ * "/" (up to the next "/", the "?" or the end) that is a watched word. */
+static int
+watched_url(const Watch *watch, PyObject *url)
+{
+    if (!PyUnicode_Check(url) || !PyUnicode_IS_ASCII(url))
+        return 1;
+    const Py_UCS1 *s = PyUnicode_1BYTE_DATA(url);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(url);
+    if (memchr(s, '?', n) != NULL)
+        return 1;
+    const Py_UCS1 *end = s + n;
+    for (const Py_UCS1 *slash = memchr(s, '/', n); slash != NULL;) {
+        const Py_UCS1 *segment = slash + 1;
+        slash = segment < end ? memchr(segment, '/', end - segment) : NULL;
+        Py_ssize_t len = (slash != NULL ? slash : end) - segment;
+        if (len && watched_segment(watch, segment, len))
+            return 1;
+    }
+    return 0;
+}
+
+/* watch_indexes(urls, words) -> list[int]: the indexes of the URLs that hold a query, a
+ * character that is not ASCII or a segment in `words` (a tuple of lowercase ASCII words). */
+static PyObject *
+watch_indexes(PyObject *module, PyObject *args)
+{
+    PyObject *urls, *words;
+    if (!PyArg_ParseTuple(args, "O!O!:watch_indexes", &PyList_Type, &urls, &PyTuple_Type,
+                          &words))
+        return NULL;
+    Watch *watch = PyMem_Malloc(sizeof(Watch));
+    if (watch == NULL)
+        return PyErr_NoMemory();
+    PyObject *out = watch_fill(watch, words) < 0 ? NULL : PyList_New(0);
+    Py_ssize_t n = PyList_GET_SIZE(urls);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        if (!watched_url(watch, PyList_GET_ITEM(urls, i)))
+            continue;
+        PyObject *index = PyLong_FromSsize_t(i);
+        if (index == NULL || PyList_Append(out, index) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(index);
+    }
+    PyMem_Free(watch);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"not_plain_pages", not_plain_pages, METH_VARARGS,
      "not_plain_pages(urls) -> list[int]: the indexes of the URLs url_kinds_many's fast test "
      "does not settle as pages"},
     {"junk_candidates", junk_candidates, METH_VARARGS,
      "junk_candidates(paths) -> list[int]: the indexes of the paths some junk row may match"},
+    {"watch_indexes", watch_indexes, METH_VARARGS,
+     "watch_indexes(urls, words) -> list[int]: the indexes of the URLs holding a query, a "
+     "character that is not ASCII or a segment in words"},
     {NULL, NULL, 0, NULL},
 };
 

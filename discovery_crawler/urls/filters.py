@@ -99,6 +99,11 @@ from urllib.parse import quote
 from discovery_crawler.urls.kinds import url_kind, url_kinds_many
 from discovery_crawler.urls.normalize import normalize, origin_of, shared_path_start
 
+try:  # which URLs of a batch decide_many must decide, found in C (``_screens.c``)
+    from discovery_crawler.urls import _screens
+except ImportError:
+    _screens = None  # type: ignore[assignment]
+
 REASONS: tuple[str, ...] = (
     "scheme",
     "other_host",
@@ -175,6 +180,7 @@ _LOCALE = re.compile(r"[a-z]{2}(?:[-_][a-z0-9]{2,4})?")
 
 # Every segment that can make a same-site, query-less page anything but a plain keep.
 _WATCHED = _ACTION_SEGMENTS | _CART_SEGMENTS | _AUTH_ANYWHERE | _AUTH_TOP
+_WATCH_WORDS = tuple(sorted(_WATCHED))  # for ``_screens.watch_indexes``
 
 _SCHEME, _OTHER_HOST = -1, -2
 _OFFSITE_DROPS = {_SCHEME: DROP["scheme"], _OTHER_HOST: DROP["other_host"]}
@@ -359,9 +365,13 @@ class FilterPolicy:
             kinds = url_kinds_many(urls)
         elif len(kinds) != len(urls):
             raise ValueError(f"{len(urls)} URLs but {len(kinds)} kinds")
+        scoped = self._exclude_all or bool(self._exclude) or not self._include_all
+        if not scoped and urls and _screens is not None and urls.__class__ is list:
+            kept = self._all_kept_but(urls, kinds)
+            if kept is not None:
+                return kept
         joined = "\n".join(urls)
         lowered = joined.lower()
-        scoped = self._exclude_all or bool(self._exclude) or not self._include_all
         if not scoped and urls:
             kept = self._all_kept_but(urls, kinds, joined, lowered)
             if kept is not None:
@@ -402,25 +412,30 @@ class FilterPolicy:
         return out
 
     def _all_kept_but(
-        self, urls: list[str], kinds: list[str], joined: str, lowered: str
+        self, urls: list[str], kinds: list[str], joined: str = "", lowered: str = ""
     ) -> list[Decision] | None:
         """``decide_many`` without a scope for a batch on the site's origin (a sitemap's):
         every URL kept but those that are not pages, hold a query or may hold a watched
-        segment, which ``decide`` decides — found for the batch at once. None when the
-        batch is not all on the origin or its URLs cannot be told apart by line."""
+        segment, which ``decide`` decides — found for the batch at once: by ``_screens``
+        (C) when no ``joined`` text (the batch joined by newlines, and ``lowered``) is
+        given, else by the regex pass. None when the batch is not all on the origin or
+        its URLs cannot be told apart by line."""
         start = shared_path_start(urls)
         if start < 0 or urls[0][: start + 1] != self._origin_slash:
             return None
-        lines = _watched_indexes(urls, joined, lowered)
-        if lines is None:
-            return None
-        line = last = 0
-        at = joined.find("?")
-        while at >= 0:  # the URLs holding a query
-            line += joined.count("\n", last, at)
-            last = at
-            lines.append(line)
-            at = joined.find("?", at + 1)
+        if not joined:
+            lines = _screens.watch_indexes(urls, _WATCH_WORDS)
+        else:
+            lines = _watched_indexes(urls, joined, lowered)
+            if lines is None:
+                return None
+            line = last = 0
+            at = joined.find("?")
+            while at >= 0:  # the URLs holding a query
+                line += joined.count("\n", last, at)
+                last = at
+                lines.append(line)
+                at = joined.find("?", at + 1)
         if kinds.count("page") != len(kinds):
             lines.extend(i for i, kind in enumerate(kinds) if kind != "page")
         out = [KEEP] * len(urls)
