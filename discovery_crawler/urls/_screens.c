@@ -107,11 +107,28 @@ word_at(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t at, const char *word)
     return 1;
 }
 
+/* The first two letters of the keywords below, lowercase: most boundaries are ruled out by
+ * one look here. */
+static unsigned char OPENINGS[128][128];
+
+static void
+fill_openings(void)
+{
+    static const char *const openings[] = {"te", "tm", "sa", "he", "ho", "lo", "la", "un",
+                                           "ex", "dr", "co", "pr", "ol", "ba", "va"};
+    for (size_t k = 0; k < sizeof(openings) / sizeof(*openings); k++)
+        OPENINGS[(int)openings[k][0]][(int)openings[k][1]] = 1;
+    for (int digit = '0'; digit <= '9'; digit++)
+        OPENINGS['v'][digit] = 1;
+}
+
 /* Whether a junk row's keyword starts at s[at]: every prefilter of junk.py matches one at a
- * segment's start (after "/", or the path's start) or after a "-" or "_". */
+ * segment's start (after "/", or the path's start) or after a "-" or "_". `s` is ASCII. */
 static int
 keyword_at(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t at)
 {
+    if (at + 1 >= n || !OPENINGS[Py_TOLOWER(s[at])][Py_TOLOWER(s[at + 1])])
+        return 0;
     switch (Py_TOLOWER(s[at])) {
     case 't':
         return word_at(s, n, at, "test") || word_at(s, n, at, "temp") || word_at(s, n, at, "tmp");
@@ -142,9 +159,6 @@ keyword_at(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t at)
     }
 }
 
-/* Characters after which a keyword may start. */
-static const unsigned char BOUNDARY[256] = {['/'] = 1, ['-'] = 1, ['_'] = 1};
-
 /* A path some junk row may match: a keyword at a boundary, a newline (the prefilters end a
  * segment there, the table does not) or a character that is not ASCII (lowercasing one may
  * make an ASCII letter: the Kelvin sign). */
@@ -155,13 +169,16 @@ junk_candidate(PyObject *path)
         return 1;
     const Py_UCS1 *s = PyUnicode_1BYTE_DATA(path);
     Py_ssize_t n = PyUnicode_GET_LENGTH(path);
-    if (memchr(s, '\n', n) != NULL)
+    if (n && keyword_at(s, n, 0))
         return 1;
-    int boundary = 1;  /* the path's start */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (boundary && keyword_at(s, n, i))
+    /* from boundary to boundary (the text ends with a NUL; a NUL inside is skipped) */
+    const char *at = (const char *)s, *end = at + n;
+    while ((at += strcspn(at, "/-_\n")) < end) {
+        if (*at == '\n')
             return 1;
-        boundary = BOUNDARY[s[i]];
+        at++;
+        if (at[-1] && at < end && keyword_at(s, n, (const Py_UCS1 *)at - s))
+            return 1;
     }
     return 0;
 }
@@ -319,5 +336,6 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__screens(void)
 {
+    fill_openings();
     return PyModule_Create(&module_def);
 }
