@@ -171,7 +171,10 @@ _PLAIN_PATH = re.compile(f"(?:{_SEGMENT}(?:/{_SEGMENT})*)?")
 
 def normalized_paths(urls: list[str]) -> list[str]:
     """The paths of a batch of URLs as the normalize stage writes them (``http(s)://host/…``,
-    no fragment; the host holds no ``/`` or ``?``), without query."""
+    no fragment; the host holds no ``/`` or ``?``), without query; in C where
+    ``_plain_bases`` was built (a find and a slice of each URL, without a bytecode loop)."""
+    if _plain_bases is not None and urls.__class__ is list:
+        return _plain_bases.normalized_paths(urls)
     return [url[url.find("/", 8) :].partition("?")[0] for url in urls]
 
 

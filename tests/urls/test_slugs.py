@@ -317,6 +317,27 @@ def test_compiled_bases_are_the_general_rules(path):
     assert bases_many([path]) == [general]
 
 
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.text(max_size=30)
+        | st.builds(
+            lambda origin, path: origin + path,
+            st.sampled_from(["https://example.com", "http://h", "https://", "http:", "", "é://x"]),
+            st.text(alphabet="/?#a%é\u212a\U0001f600", max_size=12),
+        ),
+        max_size=10,
+    )
+)
+def test_normalized_paths_compiled_and_not(urls):
+    """Cut in C (``_plain_bases``) or in Python, a URL's path is
+    ``url[url.find("/", 8):].partition("?")[0]``, whatever the string."""
+    expected = [url[url.find("/", 8) :].partition("?")[0] for url in urls]
+    assert normalized_paths(urls) == expected
+    with mock.patch.object(slugs_module, "_plain_bases", None):
+        assert normalized_paths(urls) == expected
+
+
 def test_a_suffix_never_takes_a_real_path_slug():
     allocator = SlugAllocator()
     assert allocator.slug("/a") == "a"
