@@ -284,7 +284,7 @@ def _worked(
     others = None
     owners: list[int] = []
     if alternates:
-        listed, named, owners = _alternate_urls(alternates, urls, base, tools)
+        listed, named, owners = _alternate_urls(alternates, locs, urls, base, tools)
         heads = columns[3]
         for i, pairs in listed.items():  # the line's head with its alternates
             if urls[i].__class__ is str:
@@ -316,12 +316,14 @@ _ABSOLUTE = ("https://", "http://")
 
 
 def _alternate_urls(
-    alternates: dict[int, Any], urls: list[Any], base: str, tools: Tools
+    alternates: dict[int, Any], locs: list[str], urls: list[Any], base: str, tools: Tools
 ) -> tuple[dict[int, tuple[tuple[str | None, str], ...]], list[str], list[int]]:
     """The hreflang alternates of each entry as its record lists them (each href
     normalized as the normalize stage normalizes it, or as written where it cannot be),
     and the normalized ones other than the entry's own URL, with the entry each is of:
-    the records the batch adds where they are on the site (``worked_records`` decides)."""
+    the records the batch adds where they are on the site (``worked_records`` decides).
+    An href written as its entry's location (``locs``), absolute and unpadded, is that
+    entry's URL (``normalize_many`` then read it as ``normalize`` does)."""
     normalize = tools.origins.normalize
     absolute = _ABSOLUTE
     listed = {}
@@ -332,9 +334,18 @@ def _alternate_urls(
     for i, pairs in alternates.items():
         url = urls[i]
         own = url if url.__class__ is str else None
+        loc = locs[i]
         recorded = []
         record = recorded.append
         for hreflang, href in pairs:
+            if (
+                own is not None
+                and href == loc
+                and href.startswith(absolute)
+                and not href[-1].isspace()
+            ):
+                record((hreflang, own))
+                continue
             try:
                 alt = normalize(href if href.startswith(absolute) else resolve_location(href, base))
             except UrlError:

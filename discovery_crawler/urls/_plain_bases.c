@@ -37,6 +37,9 @@ static Py_UCS1 MAP[128];
 /* The ASCII letters and digits. */
 static unsigned char LETTER[128];
 
+/* The characters of a plain path (1; "-" and ".", which become one "-": 2). */
+static unsigned char PLAIN[256];
+
 static void
 fill_tables(void)
 {
@@ -47,6 +50,9 @@ fill_tables(void)
         MAP[ch] = letter || ch == '_' ? ch : upper ? ch + ('a' - 'A') : '-';
     }
     MAP['/'] = MAP['%'] = 0;
+    for (int ch = 0; ch < 128; ch++)
+        PLAIN[ch] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '/';
+    PLAIN['-'] = PLAIN['.'] = 2;
 }
 
 /* Whether s[0:n] (a whole "__"-part) is a Windows device name. */
@@ -78,6 +84,46 @@ names_device(const Py_UCS1 *slug, Py_ssize_t n)
     return is_device(slug + part, n - part);
 }
 
+/* The base slug of a stripped path s[0:n] that is plain — lowercase letters, digits, "_",
+ * "/", and "-" or "." neither side by side nor at an end — whose slug is the text with "."
+ * made "-" and "/" made "__" (nothing to decode, collapse or trim): the usual path, in
+ * loops without a branch a character. A new reference; None when not plain (or naming a
+ * device, or too long). */
+static PyObject *
+plain_slug(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t max_length)
+{
+    unsigned char all = 1, pair = 0, previous = 0;
+    Py_ssize_t slashes = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char kind = PLAIN[s[i]];
+        all &= kind != 0;
+        pair |= kind & previous & 2;
+        previous = kind;
+        slashes += s[i] == '/';
+    }
+    if (!all || pair || PLAIN[s[0]] == 2 || PLAIN[s[n - 1]] == 2 || n + slashes > max_length)
+        return Py_NewRef(Py_None);
+    PyObject *out = PyUnicode_New(n + slashes, 127);
+    if (out == NULL)
+        return NULL;
+    Py_UCS1 *o = PyUnicode_1BYTE_DATA(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS1 ch = s[i];
+        if (ch == '/') {
+            *o++ = '_';
+            *o++ = '_';
+        }
+        else {
+            *o++ = ch == '.' ? '-' : ch;
+        }
+    }
+    if (names_device(PyUnicode_1BYTE_DATA(out), n + slashes)) {
+        Py_DECREF(out);
+        return Py_NewRef(Py_None);
+    }
+    return out;
+}
+
 /* The base slug of one path, a new reference; Py_None (new reference) when left to
  * slugs.py. `buffer` holds at least twice the path's length. */
 static PyObject *
@@ -93,6 +139,10 @@ plain_base(PyObject *path, Py_ssize_t max_length, PyObject *home, Py_UCS1 *buffe
         end--;
     if (start == end)
         return Py_NewRef(home);
+    PyObject *plain = plain_slug(c + start, end - start, max_length);
+    if (plain != Py_None)
+        return plain;
+    Py_DECREF(plain);
     Py_UCS1 *o = buffer;
     Py_ssize_t lettered = 0, unlettered = 0;
     int high = 0, letters = 0;
