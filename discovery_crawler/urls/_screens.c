@@ -8,8 +8,8 @@
  *
  * not_plain_pages is url_kinds_many's per-URL fast test; junk_candidates finds every path some
  * junk prefilter of junk.py could match, and a few more; watch_indexes every URL that
- * decide_many cannot keep without a look (a query, or a segment that is an action or a
- * login word). Their callers apply the exact rules to whatever is not settled here;
+ * decide_many cannot keep without a look (another origin, a query, or a segment that is
+ * an action or a login word). Their callers apply the exact rules to whatever is not settled here;
  * tests/urls/test_screens.py and tests/urls/test_filters.py check both ways agree.
  */
 #define _GNU_SOURCE /* memrchr */
@@ -195,14 +195,14 @@ junk_candidates(PyObject *module, PyObject *args)
 
 /* The words watch_indexes looks for: an open-addressing table of their (lowercase ASCII)
  * texts by hash, built for each call (a few hundred words: µs), with the range of their
- * lengths and their first characters to skip most segments unhashed. */
+ * lengths and their first two characters to skip most segments unhashed. */
 #define WATCH_SLOTS 1024 /* a power of two, several times the words */
 #define WATCH_LONGEST 64
 
 typedef struct {
     const char *text[WATCH_SLOTS];
     Py_ssize_t length[WATCH_SLOTS];
-    unsigned char first[256];
+    unsigned char opening[128][128]; /* the first two characters, either case */
     Py_ssize_t shortest, longest;
 } Watch;
 
@@ -229,8 +229,8 @@ watch_fill(Watch *watch, PyObject *words)
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *word = PyTuple_GET_ITEM(words, i);
         if (!PyUnicode_Check(word) || !PyUnicode_IS_ASCII(word)
-            || PyUnicode_GET_LENGTH(word) == 0 || PyUnicode_GET_LENGTH(word) > WATCH_LONGEST) {
-            PyErr_SetString(PyExc_ValueError, "a watched word is 1-64 ASCII characters");
+            || PyUnicode_GET_LENGTH(word) < 2 || PyUnicode_GET_LENGTH(word) > WATCH_LONGEST) {
+            PyErr_SetString(PyExc_ValueError, "a watched word is 2-64 ASCII characters");
             return -1;
         }
         const Py_UCS1 *s = PyUnicode_1BYTE_DATA(word);
@@ -240,7 +240,10 @@ watch_fill(Watch *watch, PyObject *words)
             slot = (slot + 1) & (WATCH_SLOTS - 1);
         watch->text[slot] = (const char *)s;
         watch->length[slot] = len;
-        watch->first[Py_TOLOWER(s[0])] = watch->first[Py_TOUPPER(s[0])] = 1;
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++)
+                watch->opening[a ? Py_TOUPPER(s[0]) : Py_TOLOWER(s[0])]
+                              [b ? Py_TOUPPER(s[1]) : Py_TOLOWER(s[1])] = 1;
         if (len < watch->shortest)
             watch->shortest = len;
         if (len > watch->longest)
@@ -253,7 +256,7 @@ watch_fill(Watch *watch, PyObject *words)
 static int
 watched_segment(const Watch *watch, const Py_UCS1 *s, Py_ssize_t n)
 {
-    if (n < watch->shortest || n > watch->longest || !watch->first[s[0]])
+    if (n < watch->shortest || n > watch->longest || !watch->opening[s[0]][s[1]])
         return 0;
     size_t slot = text_hash(s, n) & (WATCH_SLOTS - 1);
     for (; watch->text[slot] != NULL; slot = (slot + 1) & (WATCH_SLOTS - 1)) {
@@ -268,17 +271,18 @@ watched_segment(const Watch *watch, const Py_UCS1 *s, Py_ssize_t n)
     return 0;
 }
 
-/* A URL filters.py's decide must see whatever its kind: a query, a character that is not
- * ASCII (lowercasing one may make an ASCII word: the Kelvin sign), or a segment after a
- * "/" (up to the next "/", the "?" or the end) that is a watched word. */
+/* A URL filters.py's decide must see whatever its kind: one not under `origin` (the
+ * site's "scheme://host/"), a query, a character that is not ASCII (lowercasing one may
+ * make an ASCII word: the Kelvin sign), or a segment after a "/" (up to the next "/", the
+ * "?" or the end) that is a watched word. */
 static int
-watched_url(const Watch *watch, PyObject *url)
+watched_url(const Watch *watch, PyObject *url, const char *origin, Py_ssize_t origin_length)
 {
     if (!PyUnicode_Check(url) || !PyUnicode_IS_ASCII(url))
         return 1;
     const Py_UCS1 *s = PyUnicode_1BYTE_DATA(url);
     Py_ssize_t n = PyUnicode_GET_LENGTH(url);
-    if (memchr(s, '?', n) != NULL)
+    if (n < origin_length || memcmp(s, origin, origin_length) != 0 || memchr(s, '?', n) != NULL)
         return 1;
     const Py_UCS1 *end = s + n;
     for (const Py_UCS1 *slash = memchr(s, '/', n); slash != NULL;) {
@@ -291,22 +295,29 @@ watched_url(const Watch *watch, PyObject *url)
     return 0;
 }
 
-/* watch_indexes(urls, words) -> list[int]: the indexes of the URLs that hold a query, a
- * character that is not ASCII or a segment in `words` (a tuple of lowercase ASCII words). */
+/* watch_indexes(urls, origin, words) -> list[int]: the indexes of the URLs that do not
+ * start with `origin` (ASCII) or hold a query, a character that is not ASCII or a segment
+ * in `words` (a tuple of lowercase ASCII words). */
 static PyObject *
 watch_indexes(PyObject *module, PyObject *args)
 {
-    PyObject *urls, *words;
-    if (!PyArg_ParseTuple(args, "O!O!:watch_indexes", &PyList_Type, &urls, &PyTuple_Type,
-                          &words))
+    PyObject *urls, *origin, *words;
+    if (!PyArg_ParseTuple(args, "O!UO!:watch_indexes", &PyList_Type, &urls, &origin,
+                          &PyTuple_Type, &words))
         return NULL;
+    if (!PyUnicode_IS_ASCII(origin)) {
+        PyErr_SetString(PyExc_ValueError, "watch_indexes: the origin is ASCII");
+        return NULL;
+    }
+    const char *origin_text = (const char *)PyUnicode_1BYTE_DATA(origin);
+    Py_ssize_t origin_length = PyUnicode_GET_LENGTH(origin);
     Watch *watch = PyMem_Malloc(sizeof(Watch));
     if (watch == NULL)
         return PyErr_NoMemory();
     PyObject *out = watch_fill(watch, words) < 0 ? NULL : PyList_New(0);
     Py_ssize_t n = PyList_GET_SIZE(urls);
     for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
-        if (!watched_url(watch, PyList_GET_ITEM(urls, i)))
+        if (!watched_url(watch, PyList_GET_ITEM(urls, i), origin_text, origin_length))
             continue;
         PyObject *index = PyLong_FromSsize_t(i);
         if (index == NULL || PyList_Append(out, index) < 0)
@@ -324,8 +335,8 @@ static PyMethodDef methods[] = {
     {"junk_candidates", junk_candidates, METH_VARARGS,
      "junk_candidates(paths) -> list[int]: the indexes of the paths some junk row may match"},
     {"watch_indexes", watch_indexes, METH_VARARGS,
-     "watch_indexes(urls, words) -> list[int]: the indexes of the URLs holding a query, a "
-     "character that is not ASCII or a segment in words"},
+     "watch_indexes(urls, origin, words) -> list[int]: the indexes of the URLs not under "
+     "origin or holding a query, a character that is not ASCII or a segment in words"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -366,7 +366,13 @@ class FilterPolicy:
         elif len(kinds) != len(urls):
             raise ValueError(f"{len(urls)} URLs but {len(kinds)} kinds")
         scoped = self._exclude_all or bool(self._exclude) or not self._include_all
-        if not scoped and urls and _screens is not None and urls.__class__ is list:
+        if (
+            not scoped
+            and urls
+            and _screens is not None
+            and urls.__class__ is list
+            and self._origin_slash.isascii()
+        ):
             kept = self._all_kept_but(urls, kinds)
             if kept is not None:
                 return kept
@@ -414,18 +420,18 @@ class FilterPolicy:
     def _all_kept_but(
         self, urls: list[str], kinds: list[str], joined: str = "", lowered: str = ""
     ) -> list[Decision] | None:
-        """``decide_many`` without a scope for a batch on the site's origin (a sitemap's):
-        every URL kept but those that are not pages, hold a query or may hold a watched
-        segment, which ``decide`` decides — found for the batch at once: by ``_screens``
-        (C) when no ``joined`` text (the batch joined by newlines, and ``lowered``) is
-        given, else by the regex pass. None when the batch is not all on the origin or
-        its URLs cannot be told apart by line."""
-        start = shared_path_start(urls)
-        if start < 0 or urls[0][: start + 1] != self._origin_slash:
-            return None
+        """``decide_many`` without a scope: every URL kept but those that are not pages,
+        hold a query or may hold a watched segment, which ``decide`` decides — found for
+        the batch at once: by ``_screens`` (C, which sends ``decide`` the URLs off the
+        site's origin too) when no ``joined`` text (the batch joined by newlines, and
+        ``lowered``) is given, else by the regex pass. None when that pass cannot answer:
+        a batch not all on the origin, or whose URLs cannot be told apart by line."""
         if not joined:
-            lines = _screens.watch_indexes(urls, _WATCH_WORDS)
+            lines = _screens.watch_indexes(urls, self._origin_slash, _WATCH_WORDS)
         else:
+            start = shared_path_start(urls)
+            if start < 0 or urls[0][: start + 1] != self._origin_slash:
+                return None
             lines = _watched_indexes(urls, joined, lowered)
             if lines is None:
                 return None

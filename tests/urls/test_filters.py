@@ -628,10 +628,11 @@ def test_batch_on_the_origin_equals_one_at_a_time(urls, strangers):
 @conftest.needs_compiled(filters._screens)
 def test_the_compiled_watch_finds_each_watched_word():
     """``_screens.watch_indexes`` names a URL holding a watched word as a segment, in any
-    case and at any depth, a query or a non-ASCII letter; not a word inside a segment."""
+    case and at any depth, a query, a non-ASCII letter or another origin; not a word inside
+    a segment."""
     watch = filters._screens.watch_indexes
     for word in filters._WATCHED:
         urls = [f"{SITE}/a/{word}", f"{SITE}/{word.upper()}/b/", f"{SITE}/x{word}/", SITE + "/"]
-        assert watch(urls, filters._WATCH_WORDS) == [0, 1], word
-    odd = [SITE + "/a?b", SITE + "/\u212a/", SITE + "/a/", SITE + "/login?x"]
-    assert watch(odd, filters._WATCH_WORDS) == [0, 1, 3]
+        assert watch(urls, SITE + "/", filters._WATCH_WORDS) == [0, 1], word
+    odd = [SITE + "/a?b", SITE + "/\u212a/", SITE + "/a/", SITE + "/login?x", "https://x.org/a/"]
+    assert watch(odd, SITE + "/", filters._WATCH_WORDS) == [0, 1, 3, 4]
