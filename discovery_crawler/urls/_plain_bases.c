@@ -1,10 +1,10 @@
 /* The fast paths of urls/slugs.py's bases_many and normalized_paths, compiled.
  *
  * Written in C because the base slug of each URL was the largest per-URL cost left in the
- * sitemap worker after its parser: ~0.6 s per 1M URLs of strip, fullmatch and two
- * replaces in a Python loop, and a few µs for each path with a %-escape (unquote and
- * three regular expressions), against ~0.1 s here (bench/README.md). The paths it reads
- * are cut from the URLs here too: a find and a slice a URL, without a bytecode loop.
+ * sitemap worker after its parser: strip, fullmatch and two replaces in a Python loop for a
+ * plain path, unquote and three regular expressions for one with a %-escape
+ * (bench/README.md has the numbers). The paths it reads are cut from the URLs here too: a
+ * find and a slice a URL, without a bytecode loop.
  *
  * Any ASCII path gets slugs.py's rules: its slashes stripped from both ends ("home" when
  * nothing is left), each segment %-decoded (a byte of a UTF-8 sequence, valid or not, is

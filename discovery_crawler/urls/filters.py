@@ -359,7 +359,9 @@ class FilterPolicy:
         Fast path: a same-site URL of kind ``page``, with no query and no watched segment, is
         kept (or dropped by the scope) right here; everything else goes to ``decide``.
         Which URLs hold a watched segment is found for the whole batch at once, by one
-        regular-expression pass over the batch joined and lowercased (``_watched_lines``).
+        regular-expression pass over the batch joined and lowercased (``_watched_lines``),
+        or in C (``_screens``). Without a scope, the batch is kept at once but for the URLs
+        those find, its other kinds and its queries (``_all_kept_but``).
         """
         if kinds is None:
             kinds = url_kinds_many(urls)

@@ -299,7 +299,7 @@ def url_kinds_many(urls: list[str]) -> list[str]:
     extension (a trailing "/", the last "." before the last "/", or a page extension such as
     ``.html``): that URL is a page under every rule of ``url_kind``. The path is located with
     the same ``find`` as ``url_kind``. Everything else goes to ``url_kind``. The fast test
-    runs in C where ``_screens`` was built (one scan of each URL, ~0.03 µs).
+    runs in C where ``_screens`` was built (one scan of each URL, no bytecode per URL).
     """
     if _screens is not None and urls.__class__ is list:
         kinds = ["page"] * len(urls)

@@ -181,8 +181,8 @@ def normalized_paths(urls: list[str]) -> list[str]:
 def bases_many(paths: list[str]) -> list[str]:
     """``base_slug`` of each path (``/…``, no query or fragment). In C where
     ``_plain_bases`` was built: every ASCII path whose base needs no hash or device suffix,
-    %-escapes included (the general rules cost a few µs such a path); else plain paths by
-    ``_PLAIN_PATH``. The general rules for the others."""
+    %-escapes included; else plain paths by ``_PLAIN_PATH``. The general rules for the
+    others."""
     if _plain_bases is not None and paths.__class__ is list:
         return _plain_bases.plain_bases(paths, BASE_MAX_LENGTH, HOME, _base_of_path)
     plain = _PLAIN_PATH.fullmatch
