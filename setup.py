@@ -1,7 +1,7 @@
 """The C extensions: hot per-URL loops (why each: its file's header). Optional — where
 they cannot be built (no C compiler or Python headers) the install still succeeds and the
-same work runs in Python (urls/seen.py, urls/slugs.py, urls/normalize.py,
-output/feed_lines.py, output/state.py, selection/tree.py, selection/groups.py,
+same work runs in Python (urls/seen.py, urls/slugs.py, urls/normalize.py, urls/kinds.py,
+urls/junk.py, output/feed_lines.py, output/state.py, selection/tree.py, selection/groups.py,
 selection/scoring.py, sitemaps/formats/plain_urlset.py).
 Everything else about the package is in pyproject.toml."""
 
@@ -11,6 +11,7 @@ EXTENSIONS = {
     "discovery_crawler.urls._seen_table": "discovery_crawler/urls/_seen_table.c",
     "discovery_crawler.urls._plain_bases": "discovery_crawler/urls/_plain_bases.c",
     "discovery_crawler.urls._known_origins": "discovery_crawler/urls/_known_origins.c",
+    "discovery_crawler.urls._screens": "discovery_crawler/urls/_screens.c",
     "discovery_crawler.output._lines": "discovery_crawler/output/_lines.c",
     "discovery_crawler.selection._paths": "discovery_crawler/selection/_paths.c",
     "discovery_crawler.selection._rater": "discovery_crawler/selection/_rater.c",

@@ -12,7 +12,7 @@ import pytest
 
 from discovery_crawler.output import feed_lines, state
 from discovery_crawler.selection import groups, scoring, tree
-from discovery_crawler.urls import seen, slugs
+from discovery_crawler.urls import kinds, seen, slugs
 from tests.conftest import IN_CI
 
 BUILDS = [
@@ -22,6 +22,7 @@ BUILDS = [
         "discovery_crawler.urls._known_origins",
         lambda: importlib.import_module("discovery_crawler.urls.normalize")._known_origins,
     ),
+    ("discovery_crawler.urls._screens", lambda: kinds._screens),
     ("discovery_crawler.output._lines", lambda: feed_lines._lines),
     ("discovery_crawler.selection._paths", lambda: tree._paths),
     ("discovery_crawler.selection._rater", lambda: scoring._rater),

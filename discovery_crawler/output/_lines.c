@@ -63,11 +63,10 @@ plain_ascii(PyObject *s)
         return 0;
     const Py_UCS1 *c = PyUnicode_1BYTE_DATA(s);
     Py_ssize_t n = PyUnicode_GET_LENGTH(s);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (c[i] < 0x20 || c[i] == '"' || c[i] == '\\')
-            return 0;
-    }
-    return 1;
+    int escaped = 0;  /* no early exit: the compiler makes the loop a vector one */
+    for (Py_ssize_t i = 0; i < n; i++)
+        escaped |= (c[i] < 0x20) | (c[i] == '"') | (c[i] == '\\');
+    return !escaped;
 }
 
 /* Append `s` as a JSON string. */
@@ -427,6 +426,53 @@ error:
     return NULL;
 }
 
+static void
+put(Py_UCS1 **at, PyObject *s)
+{
+    memcpy(*at, PyUnicode_1BYTE_DATA(s), PyUnicode_GET_LENGTH(s));
+    *at += PyUnicode_GET_LENGTH(s);
+}
+
+/* listed_heads' usual line, written straight into its string (*text; NULL when out of
+ * memory): every piece ASCII, the URL and the lastmod (a str, maybe empty) needing no
+ * escape. 0 for any other line. */
+static int
+ascii_head(PyObject *url, PyObject *lastmod, PyObject *rest, PyObject *number, PyObject *word,
+           PyObject **text)
+{
+    if (!PyUnicode_Check(url) || !PyUnicode_Check(lastmod) || !PyUnicode_IS_ASCII(rest)
+        || !PyUnicode_IS_ASCII(number) || !PyUnicode_IS_ASCII(word) || !plain_ascii(url)
+        || !plain_ascii(lastmod))
+        return 0;
+    Py_ssize_t dated = PyUnicode_GET_LENGTH(lastmod) != 0;
+    PyObject *when = dated ? lastmod : str_null;
+    Py_ssize_t size = PyUnicode_GET_LENGTH(lit_url) + PyUnicode_GET_LENGTH(url) + 2
+                      + PyUnicode_GET_LENGTH(rest) + PyUnicode_GET_LENGTH(when) + 2 * dated
+                      + PyUnicode_GET_LENGTH(lit_priority) + PyUnicode_GET_LENGTH(number)
+                      + PyUnicode_GET_LENGTH(lit_changefreq) + PyUnicode_GET_LENGTH(word)
+                      + PyUnicode_GET_LENGTH(lit_alternates);
+    *text = PyUnicode_New(size, 127);
+    if (*text == NULL)
+        return 1;
+    Py_UCS1 *at = PyUnicode_1BYTE_DATA(*text);
+    put(&at, lit_url);
+    *at++ = '"';
+    put(&at, url);
+    *at++ = '"';
+    put(&at, rest);
+    if (dated)
+        *at++ = '"';
+    put(&at, when);
+    if (dated)
+        *at++ = '"';
+    put(&at, lit_priority);
+    put(&at, number);
+    put(&at, lit_changefreq);
+    put(&at, word);
+    put(&at, lit_alternates);
+    return 1;
+}
+
 /* listed_heads(urls, lastmods, priorities, changefreqs, prefix, numbers, words) -> list[str]
  * feed_lines.listed_heads' comprehension: `prefix` is the batch's shared text (its first
  * character, the URL's closing quote, is written by the URL here), `numbers` and `words`
@@ -470,6 +516,13 @@ listed_heads(PyObject *module, PyObject *args)
             PyErr_SetString(PyExc_TypeError, "listed_heads: a value is not a str");
             goto error;
         }
+        PyObject *text;
+        if (ascii_head(url, lastmod, rest, number, word, &text)) {
+            if (text == NULL)
+                goto error;
+            PyList_SET_ITEM(out, i, text);
+            continue;
+        }
         line_raw(&line, lit_url);
         if (line_json(&line, url) < 0)
             goto error_line;
@@ -486,7 +539,7 @@ listed_heads(PyObject *module, PyObject *args)
         line_raw(&line, lit_changefreq);
         line_raw(&line, word);
         line_raw(&line, lit_alternates);
-        PyObject *text = line_join(&line);
+        text = line_join(&line);
         line_clear(&line);
         if (text == NULL)
             goto error;

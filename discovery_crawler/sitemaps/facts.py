@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 from collections import Counter
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from discovery_crawler.output.json_text import dumps, listed_heads
+from discovery_crawler.output.json_text import listed_heads
 from discovery_crawler.selection.paths import PILLAR_KEYWORDS
 from discovery_crawler.selection.scoring import Rater
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
@@ -283,11 +284,11 @@ def _worked(
     others = None
     owners: list[int] = []
     if alternates:
-        listed, named, owners = _alternate_urls(alternates, urls, base, tools)
+        listed, named, owners = _alternate_urls(alternates, locs, urls, base, tools)
         heads = columns[3]
         for i, pairs in listed.items():  # the line's head with its alternates
             if urls[i].__class__ is str:
-                heads[i] = heads[i][: -len("null")] + dumps(_alternate_dicts(pairs))
+                heads[i] = heads[i][: -len("null")] + _alternates_text(pairs)
         if named:
             blank = [""] * len(named)
             others = _worked(named, blank, blank, blank, {}, base, tools, "alternate", True)
@@ -301,7 +302,7 @@ def _worked(
         _join(changefreqs),
         _join(priorities),
         totals,
-        *(_join(c) if i in _OWN_VALUED else c for i, c in enumerate(columns[:6])),
+        *(_SEP.join(c) if i in _OWN_VALUED else c for i, c in enumerate(columns[:6])),
         *optional,
         errors,
         alternates,
@@ -315,31 +316,45 @@ _ABSOLUTE = ("https://", "http://")
 
 
 def _alternate_urls(
-    alternates: dict[int, Any], urls: list[Any], base: str, tools: Tools
+    alternates: dict[int, Any], locs: list[str], urls: list[Any], base: str, tools: Tools
 ) -> tuple[dict[int, tuple[tuple[str | None, str], ...]], list[str], list[int]]:
     """The hreflang alternates of each entry as its record lists them (each href
     normalized as the normalize stage normalizes it, or as written where it cannot be),
     and the normalized ones other than the entry's own URL, with the entry each is of:
-    the records the batch adds where they are on the site (``worked_records`` decides)."""
+    the records the batch adds where they are on the site (``worked_records`` decides).
+    An href written as its entry's location (``locs``), absolute and unpadded, is that
+    entry's URL (``normalize_many`` then read it as ``normalize`` does)."""
     normalize = tools.origins.normalize
+    absolute = _ABSOLUTE
     listed = {}
     named: list[str] = []
     owners: list[int] = []
+    add_named = named.append
+    add_owner = owners.append
     for i, pairs in alternates.items():
         url = urls[i]
+        own = url if url.__class__ is str else None
+        loc = locs[i]
         recorded = []
+        record = recorded.append
         for hreflang, href in pairs:
-            try:
-                alt = normalize(
-                    href if href.startswith(_ABSOLUTE) else resolve_location(href, base)
-                )
-            except UrlError:
-                recorded.append((hreflang, href))
+            if (
+                own is not None
+                and href == loc
+                and href.startswith(absolute)
+                and not href[-1].isspace()
+            ):
+                record((hreflang, own))
                 continue
-            recorded.append((hreflang, alt))
-            if url.__class__ is str and alt != url:
-                named.append(alt)
-                owners.append(i)
+            try:
+                alt = normalize(href if href.startswith(absolute) else resolve_location(href, base))
+            except UrlError:
+                record((hreflang, href))
+                continue
+            record((hreflang, alt))
+            if own is not None and alt != own:
+                add_named(alt)
+                add_owner(i)
         listed[i] = tuple(recorded)
     return listed, named, owners
 
@@ -349,15 +364,36 @@ def _alternate_dicts(pairs: tuple[tuple[str | None, str], ...]) -> list[dict[str
     return [{"hreflang": hreflang, "href": href} for hreflang, href in pairs]
 
 
+def _alternates_text(pairs: tuple[tuple[str | None, str], ...]) -> str:
+    """``dumps(_alternate_dicts(pairs))`` written by hand: the value of a feed line's
+    ``alternates`` (hreflang text or None, href text)."""
+    enc = encode_basestring
+    return (
+        "["
+        + ", ".join(
+            [
+                f'{{"hreflang": {"null" if hreflang is None else enc(hreflang)}, '
+                f'"href": {enc(href)}}}'
+                for hreflang, href in pairs
+            ]
+        )
+        + "]"
+    )
+
+
+_COLUMN = tuple(map(operator.itemgetter, range(5)))
+
+
 def _listing_columns(
     entries: list[tuple[Any, ...]],
 ) -> tuple[list[str], list[str], list[str], list[str], dict[int, Any]]:
     """A batch's locations, lastmods, changefreqs and priorities ('' for none) and its
     hreflang alternates by index. The plain-urlset fast path's 5-tuples of text are
-    transposed by one ``zip`` (C) rather than a comprehension per column."""
+    transposed by a ``map`` of an ``itemgetter`` a column (C; ``zip(*entries)`` makes an
+    iterator an entry)."""
     if set(map(len, entries)) == {5}:
         locs, lastmods, changefreqs, priorities, pairs = (
-            list(column) for column in zip(*entries, strict=True)
+            list(map(column, entries)) for column in _COLUMN
         )
         alternates = (
             {i: pairs[i] for i in itertools.compress(range(len(pairs)), pairs)}
@@ -692,7 +728,9 @@ def _records(columns: list[list[Any]], source: str, document: str) -> list[dict[
 
 
 _SEP = "\x00"
-_OWN_VALUED = (2, 3)  # of worked_batch's first six columns: bases and heads are joined
+# Of worked_batch's first six columns, bases and heads are joined, unchecked: a base slug
+# ([a-z0-9_-]) and JSON text (its control characters escaped) never hold a NUL.
+_OWN_VALUED = (2, 3)
 
 
 def _join(values: list[str]) -> str | list[str]:

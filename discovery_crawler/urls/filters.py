@@ -97,7 +97,12 @@ from typing import NamedTuple
 from urllib.parse import quote
 
 from discovery_crawler.urls.kinds import url_kind, url_kinds_many
-from discovery_crawler.urls.normalize import normalize, origin_of
+from discovery_crawler.urls.normalize import normalize, origin_of, shared_path_start
+
+try:  # which URLs of a batch decide_many must decide, found in C (``_screens.c``)
+    from discovery_crawler.urls import _screens
+except ImportError:
+    _screens = None  # type: ignore[assignment]
 
 REASONS: tuple[str, ...] = (
     "scheme",
@@ -175,6 +180,7 @@ _LOCALE = re.compile(r"[a-z]{2}(?:[-_][a-z0-9]{2,4})?")
 
 # Every segment that can make a same-site, query-less page anything but a plain keep.
 _WATCHED = _ACTION_SEGMENTS | _CART_SEGMENTS | _AUTH_ANYWHERE | _AUTH_TOP
+_WATCH_WORDS = tuple(sorted(_WATCHED))  # for ``_screens.watch_indexes``
 
 _SCHEME, _OTHER_HOST = -1, -2
 _OFFSITE_DROPS = {_SCHEME: DROP["scheme"], _OTHER_HOST: DROP["other_host"]}
@@ -353,21 +359,37 @@ class FilterPolicy:
         Fast path: a same-site URL of kind ``page``, with no query and no watched segment, is
         kept (or dropped by the scope) right here; everything else goes to ``decide``.
         Which URLs hold a watched segment is found for the whole batch at once, by one
-        regular-expression pass over the batch joined and lowercased (``_watched_lines``).
+        regular-expression pass over the batch joined and lowercased (``_watched_lines``),
+        or in C (``_screens``). Without a scope, the batch is kept at once but for the URLs
+        those find, its other kinds and its queries (``_all_kept_but``).
         """
         if kinds is None:
             kinds = url_kinds_many(urls)
         elif len(kinds) != len(urls):
             raise ValueError(f"{len(urls)} URLs but {len(kinds)} kinds")
+        scoped = self._exclude_all or bool(self._exclude) or not self._include_all
+        if (
+            not scoped
+            and urls
+            and _screens is not None
+            and urls.__class__ is list
+            and self._origin_slash.isascii()
+        ):
+            kept = self._all_kept_but(urls, kinds)
+            if kept is not None:
+                return kept
         joined = "\n".join(urls)
         lowered = joined.lower()
+        if not scoped and urls:
+            kept = self._all_kept_but(urls, kinds, joined, lowered)
+            if kept is not None:
+                return kept
         watched = _watched_lines(urls, joined, lowered)
         same_case = lowered == joined  # then no URL of the batch needs its own lower()
         out: list[Decision] = []
         append = out.append
         decide = self.decide
         origin_slash = self._origin_slash
-        scoped = self._exclude_all or bool(self._exclude) or not self._include_all
         exclude_all = self._exclude_all
         exclude = bool(self._exclude)
         exc_exact, exc_under = self._exc_url_exact, self._exc_url_under
@@ -395,6 +417,39 @@ class FilterPolicy:
                     append(keep)
             else:
                 append(decide(url, kind))
+        return out
+
+    def _all_kept_but(
+        self, urls: list[str], kinds: list[str], joined: str = "", lowered: str = ""
+    ) -> list[Decision] | None:
+        """``decide_many`` without a scope: every URL kept but those that are not pages,
+        hold a query or may hold a watched segment, which ``decide`` decides — found for
+        the batch at once: by ``_screens`` (C, which sends ``decide`` the URLs off the
+        site's origin too) when no ``joined`` text (the batch joined by newlines, and
+        ``lowered``) is given, else by the regex pass. None when that pass cannot answer:
+        a batch not all on the origin, or whose URLs cannot be told apart by line."""
+        if not joined:
+            lines = _screens.watch_indexes(urls, self._origin_slash, _WATCH_WORDS)
+        else:
+            start = shared_path_start(urls)
+            if start < 0 or urls[0][: start + 1] != self._origin_slash:
+                return None
+            lines = _watched_indexes(urls, joined, lowered)
+            if lines is None:
+                return None
+            line = last = 0
+            at = joined.find("?")
+            while at >= 0:  # the URLs holding a query
+                line += joined.count("\n", last, at)
+                last = at
+                lines.append(line)
+                at = joined.find("?", at + 1)
+        if kinds.count("page") != len(kinds):
+            lines.extend(i for i, kind in enumerate(kinds) if kind != "page")
+        out = [KEEP] * len(urls)
+        decide = self.decide
+        for i in set(lines):
+            out[i] = decide(urls[i], kinds[i])
         return out
 
 
@@ -432,17 +487,28 @@ def _watched_lines(urls: list[str], joined: str, lowered: str) -> list[bool]:
     "\n" and a ``lower()`` that kept every length (it does, but for "İ"); otherwise each URL
     is checked on its own (same answer, slower).
     """
-    count = len(urls)
-    if len(lowered) != len(joined) or joined.count("\n") != count - 1:
+    lines = _watched_indexes(urls, joined, lowered)
+    if lines is None:
         return [not _WATCHED.isdisjoint(url.lower().split("/")) for url in urls]
-    watched = [False] * count
+    watched = [False] * len(urls)
+    for line in lines:
+        watched[line] = True
+    return watched
+
+
+def _watched_indexes(urls: list[str], joined: str, lowered: str) -> list[int] | None:
+    """The indexes of the URLs ``_watched_lines`` says True of (an index per match), or
+    None where the regex pass cannot tell the URLs apart by line."""
+    if len(lowered) != len(joined) or joined.count("\n") != len(urls) - 1:
+        return None
+    lines = []
     line = last = 0
     for match in _WATCHED_RE.finditer(lowered):
         at = match.start()
         line += lowered.count("\n", last, at)
         last = at
-        watched[line] = True
-    return watched
+        lines.append(line)
+    return lines
 
 
 def _is_action(segments: list[str], query: str) -> bool:

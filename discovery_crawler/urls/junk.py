@@ -101,6 +101,11 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+try:  # junk_patterns_many's screen in C (``_screens.c``); where it was not built, in Python
+    from discovery_crawler.urls import _screens
+except ImportError:
+    _screens = None  # type: ignore[assignment]
+
 
 class JunkPattern(NamedTuple):
     """One row of the junk table: ``name`` is the stable reason written to the crawl log."""
@@ -300,8 +305,14 @@ def junk_pattern(path: str) -> JunkPattern | None:
 
 def junk_patterns_many(paths: list[str]) -> list[JunkPattern | None]:
     """``junk_pattern`` for a batch (the pipeline's hot path): six passes over the whole
-    batch text, then the table for the few paths they flag."""
+    batch text, then the table for the few paths they flag. Where ``_screens`` was built,
+    one scan in C of each path for the rows' keywords instead (a superset of what the
+    passes flag), then ``junk_pattern`` for the paths it finds."""
     out: list[JunkPattern | None] = [None] * len(paths)
+    if _screens is not None and paths.__class__ is list:
+        for i in _screens.junk_candidates(paths):
+            out[i] = junk_pattern(paths[i])
+        return out
     text = "/" + "\n/".join(paths)  # a "/" before every path: an empty segment matches nothing
     if text.count("\n") != len(paths) - 1:  # a path holds a newline (never a normalized one)
         return [_table_match(path) for path in paths]

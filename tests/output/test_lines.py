@@ -198,23 +198,28 @@ def python_listed_heads(*args):
         json_text._lines = saved
 
 
+_PLAIN_URL = st.from_regex(r"https?://[a-z0-9.:]{1,10}/[a-zA-Z0-9/._~%-]{0,20}", fullmatch=True)
+_LASTMOD = st.sampled_from(["2026-01-01", "2026-01-01T10:00:00+02:00"])
+
+
 @needs_compiled
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(
     st.lists(
         st.tuples(
-            TEXT,
-            st.one_of(st.just(""), TEXT),
+            st.one_of(TEXT, _PLAIN_URL),
+            st.one_of(st.just(""), TEXT, _LASTMOD),
             st.sampled_from(["", "0.5", "1", "x"]),
-            st.one_of(st.just(""), TEXT),
+            st.one_of(st.just(""), TEXT, st.just("daily")),
         ),
         max_size=10,
     ),
     st.sampled_from(["sitemap", "alternate"]),
-    TEXT,
+    st.one_of(TEXT, _PLAIN_URL),
 )
 def test_worker_heads_are_the_python_text(rows, source, sitemap):
-    """The sitemap worker's heads (``listed_heads``) from C are the Python comprehension's."""
+    """The sitemap worker's heads (``listed_heads``) from C are the Python comprehension's:
+    written straight when every piece is plain ASCII, else piece by piece."""
     columns = [[row[i] for row in rows] for i in range(4)]
     assert json_text.listed_heads(*columns, source, sitemap) == python_listed_heads(
         *columns, source, sitemap

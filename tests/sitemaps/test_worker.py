@@ -214,6 +214,95 @@ def test_alternates_as_records_are_the_normalize_stages():
     assert json_lines(records) == json_lines(plain)
 
 
+_HREFLANG = st.one_of(st.none(), st.text(max_size=8), st.sampled_from(["en", "x-default", "é\x00"]))
+_HREF = st.one_of(
+    st.text(max_size=30), st.sampled_from([f"{SITE}/a/", 'a"b\\c', "\u2028\x7f\ud800"])
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(_HREFLANG, _HREF), max_size=4).map(tuple))
+def test_alternates_text_is_the_feeds_json(pairs):
+    """A head's alternates, written by hand, are the text ``json.dumps`` gives the
+    record's ``alternates`` (quotes, controls, non-ASCII and lone surrogates included)."""
+    from discovery_crawler.output.json_text import dumps
+    from discovery_crawler.sitemaps.facts import _alternate_dicts, _alternates_text
+
+    assert _alternates_text(pairs) == dumps(_alternate_dicts(pairs))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(
+                st.text(max_size=12),
+                st.text(max_size=4),
+                st.text(max_size=3),
+                st.text(max_size=3),
+                st.one_of(st.just(""), st.just((("en", "/x"),))),
+            ),
+            st.tuples(st.text(max_size=12), st.none(), st.none(), st.none()),
+        ),
+        max_size=8,
+    )
+)
+def test_listing_columns_of_any_entries(entries):
+    """The columns of a batch of 5-tuples (transposed a column at a time) or of shorter
+    entries are those a comprehension per column gives."""
+    from discovery_crawler.sitemaps.facts import _listing_columns
+
+    assert _listing_columns(entries) == (
+        [e[0] for e in entries],
+        [e[1] or "" for e in entries],
+        [e[2] or "" for e in entries],
+        [e[3] or "" for e in entries],
+        {i: e[4] for i, e in enumerate(entries) if len(e) > 4 and e[4]},
+    )
+
+
+_LOCS = st.sampled_from(
+    [f"{SITE}/a/", f"{SITE}/a/ ", f"{SITE}/a/\u3000", " https://example.com/b", "/rel/", "c",
+     "http://EXAMPLE.com/%7e", f"{SITE}/caf\u00e9", "http://[bad", "mailto:x", "example.com/d"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_LOCS, st.lists(st.sampled_from(["loc", "other", "bad"]))), max_size=6))
+def test_an_alternate_written_as_its_location_is_its_url(rows):
+    """An href written exactly as its entry's location is listed as that entry's URL: what
+    normalizing the href on its own gives (``_alternate_urls``' shortcut changes nothing)."""
+    from discovery_crawler.sitemaps.facts import _alternate_urls
+    from discovery_crawler.urls.normalize import resolve_location
+
+    locs = [loc for loc, _ in rows]
+    tools = Tools(RunContext(site=SITE))
+    urls = tools.origins.normalize_many(locs, BASE)
+    hrefs = {"other": f"{SITE}/x/", "bad": "http://[bad"}
+    alternates = {
+        i: tuple(("en", loc if kind == "loc" else hrefs[kind]) for kind in kinds)
+        for i, (loc, kinds) in enumerate(rows)
+        if kinds
+    }
+    listed, named, owners = _alternate_urls(alternates, locs, urls, BASE, tools)
+
+    def one(href):
+        try:
+            return tools.origins.normalize(
+                href if href.startswith(("https://", "http://")) else resolve_location(href, BASE)
+            )
+        except UrlError:
+            return None
+
+    expected_named = []
+    for i, pairs in alternates.items():
+        want = tuple((h, one(href) or href) for h, href in pairs)
+        assert listed[i] == want
+        if urls[i].__class__ is str:
+            expected_named += [(one(h), i) for _, h in pairs if one(h) and one(h) != urls[i]]
+    assert list(zip(named, owners, strict=True)) == expected_named
+
+
 def test_columns_with_a_nul_or_no_entries_round_trip():
     """Columns travel as NUL-joined strings; a value holding a NUL (no XML value can) keeps
     its column a list, and an empty batch stays empty."""

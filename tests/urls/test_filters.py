@@ -6,10 +6,13 @@ form agrees with the one-URL form and that no input makes ``decide`` raise.
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from discovery_crawler.urls import filters
 from discovery_crawler.urls.filters import (
     DROP,
     FLAGS,
@@ -22,6 +25,7 @@ from discovery_crawler.urls.filters import (
     stats_key,
 )
 from discovery_crawler.urls.kinds import FILE_KINDS, KINDS, url_kind
+from tests import conftest
 
 SITE = "https://example.com"
 POLICY = FilterPolicy(SITE)
@@ -597,3 +601,38 @@ def test_file_kinds_are_never_dropped_for_their_kind(url):
     got = POLICY.decide(url)
     if kind in FILE_KINDS:
         assert got.reason not in ("asset", "api", "pagination")
+
+
+_on_site = st.builds(
+    lambda segments, query: f"{SITE}/{'/'.join(segments)}{query}",
+    st.lists(_segment, max_size=5),
+    _query,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_on_site, min_size=1, max_size=30), st.lists(any_urls, max_size=2))
+def test_batch_on_the_origin_equals_one_at_a_time(urls, strangers):
+    """A batch on the site's origin (a sitemap's) is decided for the whole batch at once
+    where the run has no scope, the URLs to decide found in C (``_screens``) or by the
+    regex pass; it gets what ``decide`` gives each URL, and so does one with a stranger
+    (another origin, a newline, a non-ASCII letter) among them."""
+    mixed = urls + [s for s in strangers if s.__class__ is str]
+    for batch in (urls, mixed):
+        expected = [POLICY.decide(u) for u in batch]
+        assert POLICY.decide_many(batch) == expected
+        with mock.patch.object(filters, "_screens", None):
+            assert POLICY.decide_many(batch) == expected
+
+
+@conftest.needs_compiled(filters._screens)
+def test_the_compiled_watch_finds_each_watched_word():
+    """``_screens.watch_indexes`` names a URL holding a watched word as a segment, in any
+    case and at any depth, a query, a non-ASCII letter or another origin; not a word inside
+    a segment."""
+    watch = filters._screens.watch_indexes
+    for word in filters._WATCHED:
+        urls = [f"{SITE}/a/{word}", f"{SITE}/{word.upper()}/b/", f"{SITE}/x{word}/", SITE + "/"]
+        assert watch(urls, SITE + "/", filters._WATCH_WORDS) == [0, 1], word
+    odd = [SITE + "/a?b", SITE + "/\u212a/", SITE + "/a/", SITE + "/login?x", "https://x.org/a/"]
+    assert watch(odd, SITE + "/", filters._WATCH_WORDS) == [0, 1, 3, 4]

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -282,19 +283,59 @@ def test_bases_many_batch_agrees_with_base_slug(paths):
     assert bases_many(paths) == [base_slug("https://example.com" + p) for p in paths]
 
 
+_ESCAPES = st.sampled_from(
+    ["%C3%A9", "%E5%89%8D", "%E2%9C%93", "%2F", "%2f", "%41", "%5F", "%2D", "%20", "%C3", "%zz",
+     "%4", "%", "%%", "%c3%a9", "%80", "%FF", "%E6%97%A5%E6%9C%AC"]
+)  # fmt: skip
+_WORDS = st.sampled_from(["a", "B", "con", "nul", "com1", "lpt9", "aux", "x" * 60, "-", "_", "."])
+_ESCAPED_PATHS = st.lists(
+    st.one_of(_ESCAPES, _WORDS, st.sampled_from(["/", "//", "~", " ", "é", "\u212a"])),
+    max_size=12,
+).map("".join)
+
+
 @conftest.needs_compiled(slugs_module._plain_bases)
-@settings(max_examples=3000, deadline=None)
-@given(st.text(alphabet=_PATH_CHARS + "/", max_size=40) | st.sampled_from(_PLAIN_SAMPLES))
-def test_compiled_plain_test_is_the_regex(path):
-    """``_plain_bases`` (C) calls a path plain exactly when ``_PLAIN_PATH`` does, and gives
-    it the fast path's base; any other path is left (None) to the general rules."""
+@settings(max_examples=4000, deadline=None)
+@given(
+    st.text(alphabet=_PATH_CHARS + "/", max_size=40)
+    | st.sampled_from(_PLAIN_SAMPLES)
+    | _ESCAPED_PATHS
+)
+def test_compiled_bases_are_the_general_rules(path):
+    """``_plain_bases`` (C) gives every path it settles the general rules' base, and every
+    plain path (``_PLAIN_PATH``) is one it settles; it leaves to the general rules only
+    what is not ASCII or takes a hash or a device suffix."""
     path = "/" + path
+    general = slugs_module._base_of_path(path)
+    got = slugs_module._plain_bases.plain_bases([path], BASE_MAX_LENGTH, HOME, lambda p: None)[0]
+    assert got is None or got == general
     stripped = path.strip("/")
-    plain = len(stripped) <= BASE_MAX_LENGTH and _PLAIN_PATH.fullmatch(stripped) is not None
-    got = slugs_module._plain_bases.plain_bases([path], BASE_MAX_LENGTH, HOME)[0]
-    assert (got is not None) == plain
-    if plain:
+    if len(stripped) <= BASE_MAX_LENGTH and _PLAIN_PATH.fullmatch(stripped) is not None:
         assert got == (stripped.replace(".", "-").replace("/", "__") or HOME)
+    with mock.patch.object(slugs_module, "_plain_bases", None):
+        assert bases_many([path]) == [general]
+    assert bases_many([path]) == [general]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.text(max_size=30)
+        | st.builds(
+            lambda origin, path: origin + path,
+            st.sampled_from(["https://example.com", "http://h", "https://", "http:", "", "é://x"]),
+            st.text(alphabet="/?#a%é\u212a\U0001f600", max_size=12),
+        ),
+        max_size=10,
+    )
+)
+def test_normalized_paths_compiled_and_not(urls):
+    """Cut in C (``_plain_bases``) or in Python, a URL's path is
+    ``url[url.find("/", 8):].partition("?")[0]``, whatever the string."""
+    expected = [url[url.find("/", 8) :].partition("?")[0] for url in urls]
+    assert normalized_paths(urls) == expected
+    with mock.patch.object(slugs_module, "_plain_bases", None):
+        assert normalized_paths(urls) == expected
 
 
 def test_a_suffix_never_takes_a_real_path_slug():
