@@ -151,8 +151,8 @@ _NOT_KIND_OF_COPY = _not_after(
 ANYWHERE, SUFFIX, PREFIX, SAMPLE = "anywhere", "suffix", "prefix", "sample"
 
 # (name, family, shape, regex of one whole segment). Order matters: the first match names the
-# reason. Adding a row? Its hits must also be found by _PREFILTERS below (the tests check
-# each row).
+# reason. Adding a row? Its hits must also be found by _PREFILTERS below and by the C
+# screen's keywords (``_screens.c``, ``keyword_at``): the tests check each row's hits both ways.
 _ROWS: tuple[tuple[str, str, str, str], ...] = (
     ("test", TEST_PAGES, ANYWHERE, rf"test{_NUM}"),
     ("test-page", TEST_PAGES, ANYWHERE, rf"test{_SEP}?{_TEST_WORDS}{_DEDUP}"),
