@@ -1,4 +1,5 @@
-/* Per-parent loops of selection/tree.py and selection/groups.py, compiled.
+/* Per-parent loops of selection/tree.py and selection/groups.py, and the per-URL splits of
+ * selection/parents.py they start from, compiled.
  *
  * Written in C because on a site with very many distinct parents (the realistic bench tree:
  * ~770k parents in 1.1M URLs) these run once per URL, and they were the largest part of
@@ -313,6 +314,151 @@ error:
     return NULL;
 }
 
+/* Where a URL's query or fragment starts: its first "?" or "#" (n when it has neither). */
+static Py_ssize_t
+query_start(PyObject *url, Py_ssize_t n)
+{
+    int kind = PyUnicode_KIND(url);
+    const void *data = PyUnicode_DATA(url);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == '?' || c == '#')
+            return i;
+    }
+    return n;
+}
+
+/* parents.py split_many: (bare, parents) of a list of str, bare being `urls` itself when no
+ * URL has a query or a fragment; None when an item is not a str. */
+static PyObject *
+split_many(PyObject *self, PyObject *args)
+{
+    PyObject *urls;
+    if (!PyArg_ParseTuple(args, "O!:split_many", &PyList_Type, &urls))
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(urls);
+    int cut = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *url = PyList_GET_ITEM(urls, i);
+        if (!PyUnicode_CheckExact(url))
+            Py_RETURN_NONE;
+        Py_ssize_t n = PyUnicode_GET_LENGTH(url);
+        if (!cut && query_start(url, n) < n)
+            cut = 1;
+    }
+    PyObject *bare = NULL, *parents = PyList_New(count);
+    if (parents == NULL)
+        return NULL;
+    if (cut) {
+        bare = PyList_New(count);
+        if (bare == NULL)
+            goto error;
+    }
+    else {
+        bare = Py_NewRef(urls);
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *url = PyList_GET_ITEM(urls, i);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(url);
+        PyObject *b;
+        if (cut) {
+            Py_ssize_t end = query_start(url, n);
+            b = end < n ? PyUnicode_Substring(url, 0, end) : Py_NewRef(url);
+            if (b == NULL)
+                goto error;
+            PyList_SET_ITEM(bare, i, b);
+            n = end;
+        }
+        else {
+            b = url;
+        }
+        /* b[: b.rfind("/", 0, -1) + 1] */
+        Py_ssize_t slash = n > 1 ? PyUnicode_FindChar(b, '/', 0, n - 1, -1) : -1;
+        if (slash == -2)
+            goto error;
+        PyObject *parent = PyUnicode_Substring(b, 0, slash + 1);
+        if (parent == NULL)
+            goto error;
+        PyList_SET_ITEM(parents, i, parent);
+    }
+    PyObject *out = PyTuple_Pack(2, bare, parents);
+    Py_DECREF(bare);
+    Py_DECREF(parents);
+    return out;
+error:
+    Py_XDECREF(bare);
+    Py_DECREF(parents);
+    return NULL;
+}
+
+/* parents.py count_path_depths' one pass: {depth: URLs} in the order each depth first
+ * occurs, the depth of a URL being url.count("/", 8, -1) with its query and fragment cut;
+ * None (the caller then counts URL by URL) unless each cut URL holds "//" exactly once and
+ * none starts with "/" (so the URLs joined hold it once a URL, as the definition asks). */
+static PyObject *
+path_depths(PyObject *self, PyObject *args)
+{
+    PyObject *urls;
+    if (!PyArg_ParseTuple(args, "O!:path_depths", &PyList_Type, &urls))
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(urls);
+    Py_ssize_t *depths = PyMem_Malloc((count ? count : 1) * sizeof(Py_ssize_t));
+    if (depths == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *url = PyList_GET_ITEM(urls, i);
+        if (!PyUnicode_CheckExact(url))
+            goto none;
+        Py_ssize_t n = query_start(url, PyUnicode_GET_LENGTH(url));
+        int kind = PyUnicode_KIND(url);
+        const void *data = PyUnicode_DATA(url);
+        if (n > 0 && PyUnicode_READ(kind, data, 0) == '/')
+            goto none;
+        Py_ssize_t pairs = 0, slashes = 0;
+        for (Py_ssize_t j = 0; j + 1 < n && pairs < 2; j++) {
+            if (PyUnicode_READ(kind, data, j) == '/' && PyUnicode_READ(kind, data, j + 1) == '/') {
+                pairs++;
+                j++; /* non-overlapping, as str.count */
+            }
+        }
+        for (Py_ssize_t j = 8; j < n - 1; j++) {
+            if (PyUnicode_READ(kind, data, j) == '/')
+                slashes++;
+        }
+        if (pairs != 1)
+            goto none;
+        depths[i] = slashes;
+    }
+    PyObject *out = PyDict_New();
+    if (out == NULL)
+        goto error;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *depth = PyLong_FromSsize_t(depths[i]);
+        if (depth == NULL) {
+            Py_DECREF(out);
+            goto error;
+        }
+        PyObject *had = PyDict_GetItemWithError(out, depth);
+        PyObject *sum = had != NULL ? PyLong_FromSsize_t(PyLong_AsSsize_t(had) + 1)
+                        : PyErr_Occurred() ? NULL : PyLong_FromLong(1);
+        int rc = sum != NULL ? PyDict_SetItem(out, depth, sum) : -1;
+        Py_DECREF(depth);
+        Py_XDECREF(sum);
+        if (rc < 0) {
+            Py_DECREF(out);
+            goto error;
+        }
+    }
+    PyMem_Free(depths);
+    return out;
+none:
+    PyMem_Free(depths);
+    Py_RETURN_NONE;
+error:
+    PyMem_Free(depths);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"top_groups", top_groups, METH_VARARGS,
      "top_groups(parents: dict, home) -> dict | None: groups.py's _groups_of."},
@@ -320,6 +466,10 @@ static PyMethodDef methods[] = {
      "full_places(at, parents, own, up, place_of) -> dict | None: tree.py's full-tree places."},
     {"add_tallies", add_tallies, METH_VARARGS,
      "add_tallies(counts: dict, key) -> None: tree.py's counting of a batch's places."},
+    {"split_many", split_many, METH_VARARGS,
+     "split_many(urls: list) -> (bare, parents) | None: parents.py's split_many."},
+    {"path_depths", path_depths, METH_VARARGS,
+     "path_depths(urls: list) -> dict | None: parents.py's count_path_depths, counted."},
     {NULL, NULL, 0, NULL},
 };
 

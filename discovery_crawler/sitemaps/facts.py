@@ -467,12 +467,12 @@ def _fact_columns(
     return [
         batch.totals,
         _split(batch.types, n),
-        [slot or None for slot in _split(batch.slots, n)],
+        _or_none(_split(batch.slots, n)),
         _split(batch.bases, n),
         heads,
         _split(batch.kinds, n),
         _verdicts(batch.decisions, n),
-        [name or None for name in _split(batch.junk, n)],
+        _or_none(_split(batch.junk, n)),
         tails if tails is not None else blank,
         states if states is not None else blank,
     ]
@@ -541,7 +541,7 @@ def _verdicts(decisions: Column | None, n: int) -> Any:
         return itertools.repeat(None, n)
     codes = _split(decisions, n)
     known = {c: decision_of(c) if c else KEEP for c in set(codes)}  # nearly all: KEEP
-    return [known[c] for c in codes]
+    return list(map(known.__getitem__, codes))
 
 
 class Worked(NamedTuple):
@@ -602,14 +602,15 @@ def worked_records(
         lines = (heads, tails, states)
     values: dict[str, Any] = {p: priority_value(p) for p in set(priorities) if p}
     values[""] = None
+    alternates: list[Any] = [None] * n
+    for i, pairs in listed.items():
+        alternates[i] = _alternate_dicts(pairs)
     columns = [
         url_column,
-        [lastmod or None for lastmod in _split(batch.lastmods, n)],
+        _or_none(_split(batch.lastmods, n)),
         list(map(values.__getitem__, priorities)),
-        [changefreq or None for changefreq in _split(batch.changefreqs, n)],
-        [_alternate_dicts(listed[i]) if i in listed else None for i in range(n)]
-        if listed
-        else [None] * n,
+        _or_none(_split(batch.changefreqs, n)),
+        alternates,
         *_fact_columns(batch, heads, tails, states),
     ]
     if keep is not None:
@@ -641,12 +642,12 @@ def _facts_columns(batch: WorkedBatch) -> list[list[Any]]:
         none,
         batch.totals,
         _split(batch.types, n),
-        [slot or None for slot in _split(batch.slots, n)],
+        _or_none(_split(batch.slots, n)),
         _split(batch.bases, n),
         _split(batch.heads, n),
         _split(batch.kinds, n),
         _verdicts(batch.decisions, n),
-        [name or None for name in _split(batch.junk, n)],
+        _or_none(_split(batch.junk, n)),
         blank,
         blank,
     ]
@@ -705,6 +706,15 @@ def _split(column: str | list[str], n: int) -> list[str]:
     if column.__class__ is not str:
         return column  # type: ignore[return-value]
     return column.split(_SEP) if n else []
+
+
+def _or_none(values: list[str]) -> list[str | None]:
+    """A column's values with None for each '' (the column itself when it has none)."""
+    if "" not in values:
+        return values  # type: ignore[return-value]
+    if values.count("") == len(values):
+        return [None] * len(values)
+    return [value or None for value in values]
 
 
 def split_column(column: str | list[str], n: int) -> list[str]:

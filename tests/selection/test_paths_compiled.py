@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from discovery_crawler.selection import groups as groups_module
+from discovery_crawler.selection import parents as parents_module
 from discovery_crawler.selection import tree as tree_module
 from discovery_crawler.selection.groups import HOME, Groups
 from discovery_crawler.selection.tree import PathTree
@@ -103,3 +104,36 @@ def test_the_full_tree_walk_places_each_parent_at_its_nearest_node():
     assert places["https://"] == (tree.root, None)  # the root URL
     assert places["https://h/a//x/"][0] is not None  # an empty segment: ``_resolve``'s
     assert tree._own_places[ab] == (ab, ab.more)
+
+
+_SPLIT_SEGMENTS = st.sampled_from(["a", "", "é", "x?y", "#f", "?", "//", "%2F", "a.b/", "日本"])
+_SPLIT_URLS = st.one_of(
+    st.lists(_SPLIT_SEGMENTS, max_size=6).map(lambda s: "https://h/" + "/".join(s)),
+    st.lists(_SPLIT_SEGMENTS, max_size=5).map("/".join),  # no URL
+    st.text(alphabet="/?#ab:hé", max_size=14),
+    st.text(max_size=10),
+)
+
+
+@needs_paths
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(_SPLIT_URLS, max_size=12))
+def test_compiled_splits_and_depths_are_the_python_ones(urls):
+    split = _paths.split_many(urls)
+    python = parents_module._split_many(urls)
+    assert split == tuple(python)
+    assert (split[0] is urls) == (python.bare is urls)  # no query anywhere: the list itself
+    depths = _paths.path_depths(urls)  # None: the definition counts URL by URL
+    if depths is not None:
+        assert list(depths.items()) == list(parents_module._count_path_depths(urls).items())
+
+
+@needs_paths
+def test_normalized_urls_take_the_compiled_depths():
+    assert _paths.path_depths(["https://h/", "https://h/a/b?x=/y", "http://h:1/a"]) == {
+        0: 1,
+        2: 1,
+        1: 1,
+    }
+    assert _paths.path_depths(["https://h//a"]) is None
+    assert _paths.split_many(["https://h/a/", 1]) is None
