@@ -62,7 +62,7 @@ def _built(batches, kinds, sizes, compiled):
 )
 def test_the_compiled_tree_and_groups_are_the_python_ones(batches, kinds, sizes):
     """Small limits, so the tree fills within the first batches and the full-tree path (in
-    C: ``full_places``, ``add_tallies``) takes most of them."""
+    C: ``full_places``, ``count_tallies``) takes most of them."""
     assert _built(batches, kinds, sizes, _paths) == _built(batches, kinds, sizes, None)
 
 
@@ -82,7 +82,8 @@ def test_anything_but_strings_takes_the_python_path():
     with pytest.raises(TypeError):
         _paths.full_places(tree._at, ("https://h/a/",), {}, {}, tree._place_of)
     with pytest.raises(TypeError):
-        _paths.add_tallies({("not a place", "k", "s", None): 1}, None)
+        _paths.count_tallies({"p": "not a place"}, ["p"], None, None, None)
+    assert _paths.count_tallies({}, [], ("a tuple",), None, None) is None
 
 
 @needs_paths
@@ -137,3 +138,45 @@ def test_normalized_urls_take_the_compiled_depths():
     }
     assert _paths.path_depths(["https://h//a"]) is None
     assert _paths.split_many(["https://h/a/", 1]) is None
+
+
+def _tallies(node):
+    """Every tally of the tree, in its order, depth first."""
+    out = [(node.name, list(node.tally.items()))]
+    for child in (node.children or {}).values():
+        out.extend(_tallies(child))
+    if node.more is not None:
+        out.extend(_tallies(node.more))
+    return out
+
+
+_KEYED = st.tuples(
+    _URLS,
+    st.sampled_from(["page", "listing", None]),
+    st.sampled_from(["sitemap", "alternate", "link"]),
+    st.sampled_from([None, 200, 404]),
+)
+
+
+@needs_paths
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(_KEYED, min_size=1, max_size=30), min_size=1, max_size=6),
+    st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 12)),
+)
+def test_compiled_counting_keeps_each_tallys_keys_in_the_python_order(batches, sizes):
+    """Each URL its own (kind, source, status): a key new to a tally comes where its first
+    URL counted there came, whichever place that URL was counted at."""
+    built = []
+    for compiled in (_paths, None):
+        saved = tree_module._paths
+        tree_module._paths = compiled
+        try:
+            tree = PathTree(max_children=sizes[0], max_depth=sizes[1], max_nodes=sizes[2])
+            for batch in batches:
+                urls, kinds, sources, statuses = (list(column) for column in zip(*batch))
+                tree.add_many(urls, kinds, sources, statuses)
+            built.append(_tallies(tree.root))
+        finally:
+            tree_module._paths = saved
+    assert built[0] == built[1]
