@@ -45,6 +45,10 @@ try:  # the identity checks in C (``output/_lines.c``); where it was not built, 
     from discovery_crawler.output import _lines
 except ImportError:
     _lines = None  # type: ignore[assignment]
+try:  # the feed records of a worked batch in C (``_records.c``); where not built, in Python
+    from discovery_crawler.sitemaps import _records as _compiled_records
+except ImportError:
+    _compiled_records = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -538,7 +542,7 @@ def facts_for(rec: dict[str, Any], worked: tuple[Any, ...], stale: bool) -> UrlF
 def _verdicts(decisions: Column | None, n: int) -> Any:
     """The filter ``Decision`` of each entry (None each when the worker did not decide)."""
     if decisions is None:
-        return itertools.repeat(None, n)
+        return [None] * n
     codes = _split(decisions, n)
     known = {c: decision_of(c) if c else KEEP for c in set(codes)}  # nearly all: KEEP
     return list(map(known.__getitem__, codes))
@@ -653,10 +657,36 @@ def _facts_columns(batch: WorkedBatch) -> list[list[Any]]:
     ]
 
 
+_RECORD_KEYS = (
+    "url",
+    "source",
+    "sitemap",
+    "lastmod",
+    "priority",
+    "changefreq",
+    "alternates",
+    FACTS,
+)
+# A record's keys once the stages wrote theirs (``items.STAGE_FIELDS``): made with room for
+# them, a record is never grown.
+_RECORD_ROOM = len(_RECORD_KEYS) + 5
+
+
 def _records(columns: list[list[Any]], source: str, document: str) -> list[dict[str, Any]]:
     """Feed records with their ``UrlFacts`` from ``worked_records``' columns (URL, the four
     listing values, then the facts worked out): the record and its facts hold the very
-    same value objects."""
+    same value objects. In C where it was built (``_records.c``)."""
+    if _compiled_records is not None:
+        records = _compiled_records.records(
+            _RECORD_KEYS, columns, source, document, UrlFacts, _RECORD_ROOM
+        )
+        if records is not None:
+            return records
+    return _python_records(columns, source, document)
+
+
+def _python_records(columns: list[list[Any]], source: str, document: str) -> list[dict[str, Any]]:
+    """``_records`` in Python: the definition ``_records.records`` follows."""
     n = len(columns[0])
     url_column, lastmods, numbers, changefreqs, alternates = columns[:5]
     facts = list(
