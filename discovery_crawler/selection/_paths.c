@@ -211,34 +211,29 @@ error_out:
     return NULL;
 }
 
-/* tally[key] = tally.get(key, 0) + count */
+/* tally[key] = tally.get(key, 0) + count, the key's hash known */
 static int
-add_to(PyObject *node, PyObject *name, PyObject *key, PyObject *count)
+add_to(PyObject *tally, PyObject *key, Py_hash_t hash, Py_ssize_t count)
 {
-    PyObject *tally = PyObject_GetAttr(node, name);
-    if (tally == NULL)
-        return -1;
-    if (!PyDict_Check(tally)) {
-        PyErr_SetString(PyExc_TypeError, "a node's tally is not a dict");
-        Py_DECREF(tally);
-        return -1;
-    }
-    PyObject *old = PyDict_GetItemWithError(tally, key);
+    PyObject *old = _PyDict_GetItem_KnownHash(tally, key, hash);
     PyObject *sum;
     if (old != NULL) {
+        PyObject *more = PyLong_FromSsize_t(count);
+        if (more == NULL)
+            return -1;
         Py_INCREF(old);
-        sum = PyNumber_Add(old, count);
+        sum = PyNumber_Add(old, more);
         Py_DECREF(old);
+        Py_DECREF(more);
     }
     else if (!PyErr_Occurred()) {
-        sum = Py_NewRef(count);
+        sum = PyLong_FromSsize_t(count);
     }
     else {
         sum = NULL;
     }
-    int rc = sum != NULL ? PyDict_SetItem(tally, key, sum) : -1;
+    int rc = sum != NULL ? _PyDict_SetItem_KnownHash(tally, key, sum, hash) : -1;
     Py_XDECREF(sum);
-    Py_DECREF(tally);
     return rc;
 }
 
@@ -422,6 +417,7 @@ count_tallies(PyObject *self, PyObject *args)
     Py_ssize_t *url_keys = PyMem_Malloc((n ? n : 1) * sizeof(Py_ssize_t));
     Py_ssize_t *counts = NULL, *firsts = NULL, *node_counts = NULL, *node_firsts = NULL;
     Py_ssize_t *order = NULL;
+    Py_hash_t *hashes = NULL;
     PyObject *result = NULL;
     if (chain_name == NULL || tally_name == NULL || keys == NULL || key_index == NULL
         || combo_places == NULL || combo_index == NULL || nodes == NULL || node_index == NULL
@@ -477,6 +473,16 @@ count_tallies(PyObject *self, PyObject *args)
             goto done;
     }
     Py_ssize_t nkeys = PyList_GET_SIZE(keys);
+    hashes = PyMem_Malloc((nkeys ? nkeys : 1) * sizeof(Py_hash_t));
+    if (hashes == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < nkeys; k++) {
+        hashes[k] = PyObject_Hash(PyList_GET_ITEM(keys, k));
+        if (hashes[k] == -1)
+            goto done;
+    }
     /* 2. the count of each (place, key), and the first URL of each */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *place = PyList_GET_ITEM(url_places, i);
@@ -597,16 +603,24 @@ count_tallies(PyObject *self, PyObject *args)
             }
             order[at] = k;
         }
-        for (Py_ssize_t u = 0; u < used; u++) {
-            PyObject *count = PyLong_FromSsize_t(ncount[order[u]]);
-            int rc = count != NULL
-                         ? add_to(PyList_GET_ITEM(nodes, index), tally_name,
-                                  PyList_GET_ITEM(keys, order[u]), count)
-                         : -1;
-            Py_XDECREF(count);
-            if (rc < 0)
-                goto done;
+        if (used == 0)
+            continue;
+        PyObject *tally = PyObject_GetAttr(PyList_GET_ITEM(nodes, index), tally_name);
+        if (tally == NULL)
+            goto done;
+        if (!PyDict_Check(tally)) {
+            PyErr_SetString(PyExc_TypeError, "a node's tally is not a dict");
+            Py_DECREF(tally);
+            goto done;
         }
+        for (Py_ssize_t u = 0; u < used; u++) {
+            Py_ssize_t k = order[u];
+            if (add_to(tally, PyList_GET_ITEM(keys, k), hashes[k], ncount[k]) < 0) {
+                Py_DECREF(tally);
+                goto done;
+            }
+        }
+        Py_DECREF(tally);
     }
     result = Py_NewRef(Py_True);
 done:
@@ -616,6 +630,7 @@ done:
     PyMem_Free(node_counts);
     PyMem_Free(node_firsts);
     PyMem_Free(order);
+    PyMem_Free(hashes);
     Py_XDECREF(chain_name);
     Py_XDECREF(tally_name);
     Py_XDECREF(keys);
