@@ -13,7 +13,8 @@ not kept, and the limit is recorded as bound.
 
 from __future__ import annotations
 
-from operator import itemgetter
+from itertools import compress
+from operator import is_not, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
@@ -88,13 +89,12 @@ class DedupPipeline(BatchStage):
     def _admitted(self, records: list[dict[str, Any]], urls: list[str], keys: list[str]) -> None:
         """Bookkeeping of records new to the inventory, a batch at a time: the hreflang
         alternates among them, and the slashless twin keys (``Twins.wrote`` of each)."""
-        if list(map(_SOURCE, records)).count(_ALT):
-            alternates = [k for rec, k in zip(records, keys, strict=True) if rec["source"] == _ALT]
+        sources = list(map(_SOURCE, records))
+        if _ALT in sources:
+            alternates = list(compress(keys, map(_ALT.__eq__, sources)))
             self.alternates_only.add_many(alternates)
             self.record.counts["alternate_only"] += len(alternates)
-        self.record.seen.twins.wrote_many(
-            [k for url, k in zip(urls, keys, strict=True) if url is not k]
-        )
+        self.record.seen.twins.wrote_many(list(compress(keys, map(is_not, urls, keys))))
 
     def _sort_out(
         self,

@@ -11,6 +11,7 @@ the report. Counts go to stats when the spider closes: ``groups/path``, ``groups
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from itertools import repeat
 from operator import contains, itemgetter
 from typing import TYPE_CHECKING, Any
@@ -85,8 +86,9 @@ class GroupsPipeline(BatchStage):
         try:
             urls, kinds, sources, statuses = columns(item.records)
             split = split_many(urls)
-            self.groups.add_many(urls, split=split)
-            self.tree.add_many(urls, kinds, sources, statuses, split=split)
+            per_parent = Counter(split.parents)
+            self.groups.add_many(urls, split=split, per_parent=per_parent)
+            self.tree.add_many(urls, kinds, sources, statuses, split=split, distinct=per_parent)
         except Exception as exc:  # grouping is a report: never lose the batch over it
             self.errors += 1
             self.stats.inc_value("groups/errors")

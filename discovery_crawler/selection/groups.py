@@ -149,14 +149,17 @@ class Groups:
         self.parents: dict[str, ParentGroup] = {}  # parent URL → group
         self.parent_untracked = 0  # URLs of parent groups past the cap
 
-    def add_many(self, urls: list[str], split: Split | None = None) -> None:
-        """Count a batch of URLs. ``split`` is ``paths.split_many(urls)`` when the caller
-        already has it."""
+    def add_many(
+        self, urls: list[str], split: Split | None = None, per_parent: Counter[str] | None = None
+    ) -> None:
+        """Count a batch of URLs. ``split`` is ``paths.split_many(urls)`` and ``per_parent``
+        ``Counter(split.parents)`` when the caller already has them."""
         if not urls:
             return
         bare, parents = split if split is not None else split_many(urls)
         self.urls += len(urls)
-        per_parent = Counter(parents)
+        if per_parent is None:
+            per_parent = Counter(parents)
         self._add_path_groups(urls, bare, parents, per_parent)
         self._add_parent_groups(urls, bare, parents, per_parent)
 

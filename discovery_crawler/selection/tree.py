@@ -270,9 +270,11 @@ class PathTree:
         sources: Sequence[Any] | None = None,
         statuses: Sequence[Any] | None = None,
         split: Split | None = None,
+        distinct: dict[str, Any] | None = None,
     ) -> None:
         """Count a batch of URLs (lists parallel to ``urls``; None = all unknown / listed).
-        ``split`` is ``paths.split_many(urls)`` when the caller already has it."""
+        ``split`` is ``paths.split_many(urls)`` when the caller already has it, ``distinct``
+        a dict of its parents in the order each first occurs (their ``Counter``)."""
         if not urls:
             return
         bare, parents = split if split is not None else split_many(urls)
@@ -284,7 +286,8 @@ class PathTree:
         # (the last node of a chain, counted up the chain) and, when its node is full, the
         # "…" entry its URLs are also counted in. Decided in that order because resolving
         # a parent may fill a node the next one needs room in.
-        distinct = dict.fromkeys(parents)
+        if distinct is None:
+            distinct = dict.fromkeys(parents)
         if self.nodes >= max_nodes:  # full: no node is made, so no order to keep
             places = self._full_places(list(distinct))
         else:
