@@ -2,7 +2,7 @@
 they cannot be built (no C compiler or Python headers) the install still succeeds and the
 same work runs in Python (urls/seen.py, urls/slugs.py, urls/normalize.py, urls/kinds.py,
 urls/junk.py, output/feed_lines.py, output/state.py, selection/tree.py, selection/groups.py,
-selection/scoring.py, sitemaps/formats/plain_urlset.py).
+selection/scoring.py, sitemaps/formats/plain_urlset.py, sitemaps/facts.py).
 Everything else about the package is in pyproject.toml."""
 
 from setuptools import Extension, setup
@@ -16,6 +16,7 @@ EXTENSIONS = {
     "discovery_crawler.selection._paths": "discovery_crawler/selection/_paths.c",
     "discovery_crawler.selection._rater": "discovery_crawler/selection/_rater.c",
     "discovery_crawler.sitemaps._tails": "discovery_crawler/sitemaps/_tails.c",
+    "discovery_crawler.sitemaps._records": "discovery_crawler/sitemaps/_records.c",
 }
 
 setup(ext_modules=[Extension(name, [source], optional=True) for name, source in EXTENSIONS.items()])

@@ -12,6 +12,7 @@ import pytest
 
 from discovery_crawler.output import feed_lines, state
 from discovery_crawler.selection import groups, scoring, tree
+from discovery_crawler.sitemaps import facts
 from discovery_crawler.urls import kinds, seen, slugs
 from tests.conftest import IN_CI
 
@@ -26,6 +27,7 @@ BUILDS = [
     ("discovery_crawler.output._lines", lambda: feed_lines._lines),
     ("discovery_crawler.selection._paths", lambda: tree._paths),
     ("discovery_crawler.selection._rater", lambda: scoring._rater),
+    ("discovery_crawler.sitemaps._records", lambda: facts._compiled_records),
 ]
 
 

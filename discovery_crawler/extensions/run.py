@@ -91,6 +91,13 @@ class LazySeenSet:
             self._set = SeenSet(min_slots=1 << 12)
         return self._set.add(url)
 
+    def add_many(self, urls: list[str]) -> list[bool]:
+        if not urls:
+            return []
+        if self._set is None:
+            self._set = SeenSet(min_slots=1 << 12)
+        return self._set.add_many(urls)
+
     def __contains__(self, url: str) -> bool:
         return self._set is not None and url in self._set
 

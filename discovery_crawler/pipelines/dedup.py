@@ -13,6 +13,8 @@ not kept, and the limit is recorded as bound.
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import is_not, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
@@ -23,6 +25,10 @@ from discovery_crawler.urls.seen import RENAMED
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+
+_URL = itemgetter("url")
+_SOURCE = itemgetter("source")
+_ALT = "alternate"
 
 
 class DedupPipeline(BatchStage):
@@ -50,45 +56,16 @@ class DedupPipeline(BatchStage):
         record = self.record
         seen = record.seen
         records = item.records
-        keys = twin_keys([rec["url"] for rec in records])
+        urls = list(map(_URL, records))
+        keys = twin_keys(urls)
         new = seen.add_many(keys)
-        kept = []
-        duplicates = 0
-        over_limit = 0
         room = self.max_urls - record.counts["unique"] if self.max_urls else -1
-        alternates_only = self.alternates_only
-        twins = seen.twins
-        aliased = 0
-        for rec, key, is_new in zip(records, keys, new, strict=True):
-            if is_new:
-                if room == 0:
-                    over_limit += 1
-                    continue
-                room -= 1
-                kept.append(rec)
-                if rec["source"] == "alternate":
-                    alternates_only.add(key)
-                    record.counts["alternate_only"] += 1
-                if rec["url"] is not key:  # not in the slash form: /foo, not /foo/
-                    twins.wrote(key, rec["url"])
-                continue
-            duplicates += 1
-            if seen.upgraded(key):
-                seen.add_source(key, rec["sitemap"])
-            elif rec["source"] != "alternate" and key in alternates_only:
-                # first met as an hreflang alternate, now listed: the listing wins
-                seen.upgrade(key, rec)
-                record.counts["alternate_only"] -= 1
-            else:
-                # trailing-slash twins: the slash form wins (SPEC §5 rule 7), taking this
-                # listing's record; or the other form is noted in the record's aliases
-                twin = twins.sighted(key, rec["url"], rec)
-                if twin == RENAMED:
-                    record.counts["slash_twins"] += 1
-                    continue
-                seen.add_source(key, rec["sitemap"])
-                if twin is not None:
-                    aliased += 1
+        if new.count(True) == len(new) and (room < 0 or room >= len(new)):
+            kept = records  # the usual batch: every URL new, under the limit
+            duplicates = over_limit = aliased = 0
+            self._admitted(records, urls, keys)
+        else:
+            kept, duplicates, over_limit, aliased = self._sort_out(records, urls, keys, new, room)
         item.records = kept
         item.seen = seen
         record.counts["unique"] += len(kept)
@@ -108,3 +85,62 @@ class DedupPipeline(BatchStage):
                 seen=record.counts["unique"] + record.counts["over_limit"],
             )
         return item
+
+    def _admitted(self, records: list[dict[str, Any]], urls: list[str], keys: list[str]) -> None:
+        """Bookkeeping of records new to the inventory, a batch at a time: the hreflang
+        alternates among them, and the slashless twin keys (``Twins.wrote`` of each)."""
+        sources = list(map(_SOURCE, records))
+        if _ALT in sources:
+            alternates = list(compress(keys, map(_ALT.__eq__, sources)))
+            self.alternates_only.add_many(alternates)
+            self.record.counts["alternate_only"] += len(alternates)
+        self.record.seen.twins.wrote_many(list(compress(keys, map(is_not, urls, keys))))
+
+    def _sort_out(
+        self,
+        records: list[dict[str, Any]],
+        urls: list[str],
+        keys: list[str],
+        new: list[bool],
+        room: int,
+    ) -> tuple[list[dict[str, Any]], int, int, int]:
+        """A batch with duplicates or past the URL limit, record by record, in order (a
+        duplicate's handling reads what the records before it added): (kept records,
+        duplicates, over the limit, twins noted in aliases)."""
+        record = self.record
+        seen = record.seen
+        alternates_only = self.alternates_only
+        twins = seen.twins
+        kept = []
+        duplicates = over_limit = aliased = 0
+        for rec, url, key, is_new in zip(records, urls, keys, new, strict=True):
+            if is_new:
+                if room == 0:
+                    over_limit += 1
+                    continue
+                room -= 1
+                kept.append(rec)
+                if rec["source"] == _ALT:
+                    alternates_only.add(key)
+                    record.counts["alternate_only"] += 1
+                if url is not key:  # not in the slash form: /foo, not /foo/
+                    twins.wrote(key, url)
+                continue
+            duplicates += 1
+            if seen.upgraded(key):
+                seen.add_source(key, rec["sitemap"])
+            elif rec["source"] != _ALT and key in alternates_only:
+                # first met as an hreflang alternate, now listed: the listing wins
+                seen.upgrade(key, rec)
+                record.counts["alternate_only"] -= 1
+            else:
+                # trailing-slash twins: the slash form wins (SPEC §5 rule 7), taking this
+                # listing's record; or the other form is noted in the record's aliases
+                twin = twins.sighted(key, url, rec)
+                if twin == RENAMED:
+                    record.counts["slash_twins"] += 1
+                    continue
+                seen.add_source(key, rec["sitemap"])
+                if twin is not None:
+                    aliased += 1
+        return kept, duplicates, over_limit, aliased

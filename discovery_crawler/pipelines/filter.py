@@ -14,15 +14,20 @@ arrives with a ``kind`` (an ``/api/…`` path whose answer was an HTML page or J
 from __future__ import annotations
 
 from collections import Counter
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage, worker_facts
+from discovery_crawler.sitemaps.facts import UrlFacts
 from discovery_crawler.urls.filters import KEEP, FilterPolicy
 from discovery_crawler.urls.kinds import url_kinds_many
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+
+_KIND = itemgetter(UrlFacts._fields.index("kind"))
+_DECISION = itemgetter(UrlFacts._fields.index("decision"))
 
 
 class FilterPipeline(BatchStage):
@@ -47,9 +52,9 @@ class FilterPipeline(BatchStage):
             return item
         records = item.records
         worked = worker_facts(item) if item.decided_for == site else None
-        if worked is not None and all(f.decision is not None for f in worked):
-            kinds = [f.kind for f in worked]
-            decisions = [f.decision for f in worked]
+        decisions = list(map(_DECISION, worked)) if worked is not None else [None]
+        if None not in decisions:
+            kinds = list(map(_KIND, worked))  # type: ignore[arg-type]
         else:
             urls = [rec["url"] for rec in records]
             kinds = url_kinds_many(urls)

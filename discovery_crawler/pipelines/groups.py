@@ -11,7 +11,9 @@ the report. Counts go to stats when the spider closes: ``groups/path``, ``groups
 from __future__ import annotations
 
 import logging
-from operator import itemgetter
+from collections import Counter
+from itertools import repeat
+from operator import contains, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
@@ -34,9 +36,10 @@ _SOURCE = itemgetter("source")
 
 def columns(
     records: list[dict[str, Any]],
-) -> tuple[list[str], list[Any], list[Any], list[Any]]:
+) -> tuple[list[str], list[Any], list[Any], list[Any] | None]:
     """(urls, kinds, sources, statuses) of a batch of records; a status is None for a URL
-    that was not fetched (``listed`` in the tree)."""
+    that was not fetched (``listed`` in the tree), and statuses None when none was (a
+    sitemap batch)."""
     urls = list(map(_URL, records))
     try:
         kinds = list(map(_KIND, records))
@@ -46,7 +49,11 @@ def columns(
         sources = list(map(_SOURCE, records))
     except KeyError:
         sources = [rec.get("source") for rec in records]
-    statuses = [rec.get("status") for rec in records]
+    statuses = (
+        [rec.get("status") for rec in records]
+        if any(map(contains, records, repeat("status")))
+        else None
+    )
     return urls, kinds, sources, statuses
 
 
@@ -79,8 +86,9 @@ class GroupsPipeline(BatchStage):
         try:
             urls, kinds, sources, statuses = columns(item.records)
             split = split_many(urls)
-            self.groups.add_many(urls, split=split)
-            self.tree.add_many(urls, kinds, sources, statuses, split=split)
+            per_parent = Counter(split.parents)
+            self.groups.add_many(urls, split=split, per_parent=per_parent)
+            self.tree.add_many(urls, kinds, sources, statuses, split=split, distinct=per_parent)
         except Exception as exc:  # grouping is a report: never lose the batch over it
             self.errors += 1
             self.stats.inc_value("groups/errors")

@@ -11,16 +11,20 @@ as well: counted (``filtered.junk``) and listed all the same.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage, worker_facts
+from discovery_crawler.sitemaps.facts import UrlFacts
 from discovery_crawler.urls.junk import junk_patterns_many
 from discovery_crawler.urls.normalize import UrlError, normalize
 from discovery_crawler.urls.slugs import base_slug, normalized_paths, path_of
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+
+_JUNK = itemgetter(UrlFacts._fields.index("junk"))
 
 JUNK = "junk"
 
@@ -61,7 +65,7 @@ class JunkFilterPipeline(BatchStage):
         records = item.records
         worked = worker_facts(item)
         if worked is not None:  # the pattern names the sitemap worker found
-            names = [f.junk for f in worked]
+            names = list(map(_JUNK, worked))
         else:
             paths = normalized_paths([rec["url"] for rec in records])
             names = [p.name if p is not None else None for p in junk_patterns_many(paths)]

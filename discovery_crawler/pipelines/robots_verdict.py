@@ -13,6 +13,7 @@ policy for the site (a sitemap given as input is read without robots.txt): no ve
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 FLAG = "robots_disallowed"
+_URL = itemgetter("url")
 
 
 class RobotsVerdictPipeline(BatchStage):
@@ -40,7 +42,7 @@ class RobotsVerdictPipeline(BatchStage):
         if policy is None:
             return item
         records = item.records
-        rules = policy.disallowed_many([rec["url"] for rec in records], site)  # type: ignore[arg-type]
+        rules = policy.disallowed_many(list(map(_URL, records)), site)  # type: ignore[arg-type]
         if rules.count(None) == len(rules):
             return item
         summary = self.record.robots_summary

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import contains, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
@@ -28,12 +30,16 @@ from discovery_crawler.run_record import CappedList
 from discovery_crawler.selection.paths import pillar_keywords
 from discovery_crawler.selection.scoring import AUTH, RULES, Rater, score_record
 from discovery_crawler.selection.selector import Selector, plan_selection
-from discovery_crawler.sitemaps.facts import FROM_RATING, holding
+from discovery_crawler.sitemaps.facts import FROM_RATING, UrlFacts, holding
 from discovery_crawler.urls.normalize import twin_key
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
+
+_SCORE = itemgetter(UrlFacts._fields.index("score"))
+_PAGE_TYPE = itemgetter(UrlFacts._fields.index("page_type"))
+_SLOT = itemgetter(UrlFacts._fields.index("slot"))
 
 
 def cap_setting_source(settings: BaseSettings) -> str:
@@ -110,11 +116,28 @@ class ScorePipeline(BatchStage):
         rater, run there): only the auth rule, which needs the filter stage's flags, is
         added here. Records without facts that hold (hreflang alternates, a URL a stage
         changed) are rated here."""
+        facts = holding(records, FROM_RATING)
+        if None in facts:
+            return self._rate_some(records, facts)
+        totals = list(map(_SCORE, facts))
+        if any(map(contains, records, repeat("flags"))):  # the filter stage flagged some
+            for i, rec in enumerate(records):
+                flags = rec.get("flags")
+                if flags and "requires_auth" in flags:
+                    totals[i] += AUTH
+        for rec, total in zip(records, totals, strict=True):
+            rec["score"] = total
+        return totals, list(map(_PAGE_TYPE, facts)), list(map(_SLOT, facts))
+
+    def _rate_some(
+        self, records: list[dict[str, Any]], holding_facts: list[UrlFacts | None]
+    ) -> tuple[list[int], list[str], list[str | None]]:
+        """``_rate_from_facts`` of a batch where some records have no facts that hold."""
         totals: list[int] = []
         types: list[Any] = []
         slots: list[str | None] = []
         missing = []
-        for i, (rec, facts) in enumerate(zip(records, holding(records, FROM_RATING), strict=True)):
+        for i, (rec, facts) in enumerate(zip(records, holding_facts, strict=True)):
             if facts is None:
                 missing.append(i)
                 total, kind, slot = 0, None, None

@@ -3,16 +3,20 @@ order and filesystem-safe everywhere (rules in ``urls/slugs.py``)."""
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.signals import urls_expected
-from discovery_crawler.sitemaps.facts import FROM_URL, holding
+from discovery_crawler.sitemaps.facts import FROM_URL, UrlFacts, holding
 from discovery_crawler.urls.slugs import bases_many, normalized_paths
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+
+_URL = itemgetter("url")
+_BASE_SLUG = itemgetter(UrlFacts._fields.index("base_slug"))
 
 
 class SlugPipeline(BatchStage):
@@ -36,11 +40,15 @@ class SlugPipeline(BatchStage):
         if not isinstance(item, UrlBatch) or not item.records:
             return item
         records = item.records
-        urls = [rec["url"] for rec in records]
+        urls = list(map(_URL, records))
         if item.normalized is not None:  # base slugs from the sitemap worker
-            bases = [f.base_slug if f else None for f in holding(records, FROM_URL)]
-            missing = [i for i, base in enumerate(bases) if base is None]
-            if missing:
+            facts = holding(records, FROM_URL)
+            if None not in facts:
+                bases = list(map(_BASE_SLUG, facts))
+            else:
+                bases = [f.base_slug if f else None for f in facts]
+            if None in bases:
+                missing = [i for i, base in enumerate(bases) if base is None]
                 paths = normalized_paths([urls[i] for i in missing])
                 for i, base in zip(missing, bases_many(paths), strict=True):
                     bases[i] = base

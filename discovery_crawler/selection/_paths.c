@@ -1,4 +1,5 @@
-/* Per-parent loops of selection/tree.py and selection/groups.py, compiled.
+/* Per-parent loops of selection/tree.py and selection/groups.py, and the per-URL splits of
+ * selection/parents.py they start from, compiled.
  *
  * Written in C because on a site with very many distinct parents (the realistic bench tree:
  * ~770k parents in 1.1M URLs) these run once per URL, and they were the largest part of
@@ -7,8 +8,8 @@
  * of a Python definition that stays, and is used where this module was not built;
  * tests/selection/test_paths_compiled.py checks both agree on hypothesis inputs.
  *
- * Every string operation is the Python one (PyUnicode_Find, PyUnicode_Substring): any
- * string, of any width, is handled as the Python code handles it; anything that is not a
+ * Every string operation is the Python one (PyUnicode_Find, PyUnicode_Substring, or a scan
+ * with PyUnicode_READ): any string, of any width, is handled as the Python code handles it; anything that is not a
  * str makes the function answer None, and the caller takes the Python path.
  */
 #define PY_SSIZE_T_CLEAN
@@ -210,107 +211,436 @@ error_out:
     return NULL;
 }
 
-/* tally[key] = tally.get(key, 0) + count */
+/* tally[key] = tally.get(key, 0) + count, the key's hash known */
 static int
-add_to(PyObject *node, PyObject *name, PyObject *key, PyObject *count)
+add_to(PyObject *tally, PyObject *key, Py_hash_t hash, Py_ssize_t count)
 {
-    PyObject *tally = PyObject_GetAttr(node, name);
-    if (tally == NULL)
-        return -1;
-    if (!PyDict_Check(tally)) {
-        PyErr_SetString(PyExc_TypeError, "a node's tally is not a dict");
-        Py_DECREF(tally);
-        return -1;
-    }
-    PyObject *old = PyDict_GetItemWithError(tally, key);
+    PyObject *old = _PyDict_GetItem_KnownHash(tally, key, hash);
     PyObject *sum;
     if (old != NULL) {
+        PyObject *more = PyLong_FromSsize_t(count);
+        if (more == NULL)
+            return -1;
         Py_INCREF(old);
-        sum = PyNumber_Add(old, count);
+        sum = PyNumber_Add(old, more);
         Py_DECREF(old);
+        Py_DECREF(more);
     }
     else if (!PyErr_Occurred()) {
-        sum = Py_NewRef(count);
+        sum = PyLong_FromSsize_t(count);
     }
     else {
         sum = NULL;
     }
-    int rc = sum != NULL ? PyDict_SetItem(tally, key, sum) : -1;
+    int rc = sum != NULL ? _PyDict_SetItem_KnownHash(tally, key, sum, hash) : -1;
     Py_XDECREF(sum);
-    Py_DECREF(tally);
     return rc;
 }
 
-/* tree.py PathTree.add_many's counting: for each (place, count) of `counts` in its order
- * (a Counter: place (last, alone) when `key` is given, else ((last, alone), kind, source,
- * status)), the count added under its key to the tally of every node of last.chain, then
- * of `alone` (when not None). */
-static PyObject *
-add_tallies(PyObject *self, PyObject *args)
+/* Where a URL's query or fragment starts: its first "?" or "#" (n when it has neither). */
+static Py_ssize_t
+query_start(PyObject *url, Py_ssize_t n)
 {
-    PyObject *counts, *key;
-    if (!PyArg_ParseTuple(args, "O!O:add_tallies", &PyDict_Type, &counts, &key))
+    int kind = PyUnicode_KIND(url);
+    const void *data = PyUnicode_DATA(url);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == '?' || c == '#')
+            return i;
+    }
+    return n;
+}
+
+/* parents.py split_many: (bare, parents) of a list of str, bare being `urls` itself when no
+ * URL has a query or a fragment; None when an item is not a str. */
+static PyObject *
+split_many(PyObject *self, PyObject *args)
+{
+    PyObject *urls;
+    if (!PyArg_ParseTuple(args, "O!:split_many", &PyList_Type, &urls))
         return NULL;
-    PyObject *chain_name = PyUnicode_InternFromString("chain");
-    PyObject *tally_name = PyUnicode_InternFromString("tally");
-    if (chain_name == NULL || tally_name == NULL)
-        goto error;
-    /* a copy: the dict is read while Python code (a key's __eq__) may run */
-    PyObject *items = PyDict_Items(counts);
-    if (items == NULL)
-        goto error;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
-        PyObject *item = PyList_GET_ITEM(items, i);
-        PyObject *k = PyTuple_GET_ITEM(item, 0), *count = PyTuple_GET_ITEM(item, 1);
-        PyObject *place, *tkey;
-        if (key != Py_None) {
-            place = k;
-            tkey = Py_NewRef(key);
+    Py_ssize_t count = PyList_GET_SIZE(urls);
+    int cut = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *url = PyList_GET_ITEM(urls, i);
+        if (!PyUnicode_CheckExact(url))
+            Py_RETURN_NONE;
+        Py_ssize_t n = PyUnicode_GET_LENGTH(url);
+        if (!cut && query_start(url, n) < n)
+            cut = 1;
+    }
+    PyObject *bare = NULL, *parents = PyList_New(count);
+    if (parents == NULL)
+        return NULL;
+    if (cut) {
+        bare = PyList_New(count);
+        if (bare == NULL)
+            goto error;
+    }
+    else {
+        bare = Py_NewRef(urls);
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *url = PyList_GET_ITEM(urls, i);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(url);
+        PyObject *b;
+        if (cut) {
+            Py_ssize_t end = query_start(url, n);
+            b = end < n ? PyUnicode_Substring(url, 0, end) : Py_NewRef(url);
+            if (b == NULL)
+                goto error;
+            PyList_SET_ITEM(bare, i, b);
+            n = end;
         }
         else {
-            if (!PyTuple_CheckExact(k) || PyTuple_GET_SIZE(k) != 4) {
-                PyErr_SetString(PyExc_TypeError, "a count's key is not (place, kind, source, status)");
-                goto error_items;
+            b = url;
+        }
+        /* b[: b.rfind("/", 0, -1) + 1] */
+        Py_ssize_t slash = n > 1 ? PyUnicode_FindChar(b, '/', 0, n - 1, -1) : -1;
+        if (slash == -2)
+            goto error;
+        PyObject *parent = PyUnicode_Substring(b, 0, slash + 1);
+        if (parent == NULL)
+            goto error;
+        PyList_SET_ITEM(parents, i, parent);
+    }
+    PyObject *out = PyTuple_Pack(2, bare, parents);
+    Py_DECREF(bare);
+    Py_DECREF(parents);
+    return out;
+error:
+    Py_XDECREF(bare);
+    Py_DECREF(parents);
+    return NULL;
+}
+
+/* parents.py count_path_depths' one pass: {depth: URLs} in the order each depth first
+ * occurs, the depth of a URL being url.count("/", 8, -1) with its query and fragment cut;
+ * None (the caller then counts URL by URL) unless each cut URL holds "//" exactly once and
+ * none starts with "/" (so the URLs joined hold it once a URL, as the definition asks). */
+static PyObject *
+path_depths(PyObject *self, PyObject *args)
+{
+    PyObject *urls;
+    if (!PyArg_ParseTuple(args, "O!:path_depths", &PyList_Type, &urls))
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(urls);
+    Py_ssize_t *depths = PyMem_Malloc((count ? count : 1) * sizeof(Py_ssize_t));
+    if (depths == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *url = PyList_GET_ITEM(urls, i);
+        if (!PyUnicode_CheckExact(url))
+            goto none;
+        Py_ssize_t n = query_start(url, PyUnicode_GET_LENGTH(url));
+        int kind = PyUnicode_KIND(url);
+        const void *data = PyUnicode_DATA(url);
+        if (n > 0 && PyUnicode_READ(kind, data, 0) == '/')
+            goto none;
+        Py_ssize_t pairs = 0, slashes = 0;
+        for (Py_ssize_t j = 0; j + 1 < n && pairs < 2; j++) {
+            if (PyUnicode_READ(kind, data, j) == '/' && PyUnicode_READ(kind, data, j + 1) == '/') {
+                pairs++;
+                j++; /* non-overlapping, as str.count */
             }
-            place = PyTuple_GET_ITEM(k, 0);
-            tkey = PyTuple_GetSlice(k, 1, 4);
-            if (tkey == NULL)
-                goto error_items;
+        }
+        for (Py_ssize_t j = 8; j < n - 1; j++) {
+            if (PyUnicode_READ(kind, data, j) == '/')
+                slashes++;
+        }
+        if (pairs != 1)
+            goto none;
+        depths[i] = slashes;
+    }
+    PyObject *out = PyDict_New();
+    if (out == NULL)
+        goto error;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *depth = PyLong_FromSsize_t(depths[i]);
+        if (depth == NULL) {
+            Py_DECREF(out);
+            goto error;
+        }
+        PyObject *had = PyDict_GetItemWithError(out, depth);
+        PyObject *sum = had != NULL ? PyLong_FromSsize_t(PyLong_AsSsize_t(had) + 1)
+                        : PyErr_Occurred() ? NULL : PyLong_FromLong(1);
+        int rc = sum != NULL ? PyDict_SetItem(out, depth, sum) : -1;
+        Py_DECREF(depth);
+        Py_XDECREF(sum);
+        if (rc < 0) {
+            Py_DECREF(out);
+            goto error;
+        }
+    }
+    PyMem_Free(depths);
+    return out;
+none:
+    PyMem_Free(depths);
+    Py_RETURN_NONE;
+error:
+    PyMem_Free(depths);
+    return NULL;
+}
+
+/* Column `i` of kinds, sources or statuses (None, or a list as long as the parents). */
+static PyObject *
+column_item(PyObject *column, Py_ssize_t i)
+{
+    return column == Py_None ? Py_None : PyList_GET_ITEM(column, i);
+}
+
+/* tree.py _count, by node: what counting the batch's (place, key)
+ * pairs and adding each to the tallies of its place (``_count``, ``_add_tallies``) leaves
+ * in every tally, with each node's tally updated once per key. A key new to a tally comes
+ * in the order of the first URL counted there with it, as one URL at a time would.
+ * `places` is {parent: (last, alone)}, the columns lists as long as `parents` or None
+ * (anything else: None, the caller counts in Python); True once counted. */
+static PyObject *
+count_tallies(PyObject *self, PyObject *args)
+{
+    PyObject *places, *parents, *columns[3];
+    if (!PyArg_ParseTuple(args, "O!O!OOO:count_tallies", &PyDict_Type, &places, &PyList_Type,
+                          &parents, &columns[0], &columns[1], &columns[2]))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(parents);
+    for (int c = 0; c < 3; c++) {
+        if (columns[c] != Py_None
+            && (!PyList_CheckExact(columns[c]) || PyList_GET_SIZE(columns[c]) != n))
+            Py_RETURN_NONE;
+    }
+    PyObject *chain_name = PyUnicode_InternFromString("chain");
+    PyObject *tally_name = PyUnicode_InternFromString("tally");
+    PyObject *keys = PyList_New(0), *key_index = PyDict_New();
+    PyObject *combo_places = PyList_New(0), *combo_index = PyDict_New();
+    PyObject *nodes = PyList_New(0), *node_index = PyDict_New();
+    PyObject *url_places = PyList_New(0); /* holds each URL's place while it is counted */
+    Py_ssize_t *url_keys = PyMem_Malloc((n ? n : 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *counts = NULL, *firsts = NULL, *node_counts = NULL, *node_firsts = NULL;
+    Py_ssize_t *order = NULL;
+    Py_hash_t *hashes = NULL;
+    PyObject *result = NULL;
+    if (chain_name == NULL || tally_name == NULL || keys == NULL || key_index == NULL
+        || combo_places == NULL || combo_index == NULL || nodes == NULL || node_index == NULL
+        || url_places == NULL || url_keys == NULL)
+        goto done;
+    /* 1. each URL's key (a new tuple only where the columns change) and place */
+    PyObject *last[3] = {NULL, NULL, NULL};
+    Py_ssize_t last_key = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item[3];
+        for (int c = 0; c < 3; c++)
+            item[c] = column_item(columns[c], i);
+        if (last_key < 0 || item[0] != last[0] || item[1] != last[1] || item[2] != last[2]) {
+            PyObject *key = PyTuple_Pack(3, item[0], item[1], item[2]);
+            if (key == NULL)
+                goto done;
+            PyObject *at = PyDict_GetItemWithError(key_index, key);
+            if (at != NULL) {
+                last_key = PyLong_AsSsize_t(at);
+            }
+            else if (PyErr_Occurred()) {
+                Py_DECREF(key);
+                goto done;
+            }
+            else {
+                last_key = PyList_GET_SIZE(keys);
+                PyObject *index = PyLong_FromSsize_t(last_key);
+                int rc = index != NULL ? PyDict_SetItem(key_index, key, index) : -1;
+                Py_XDECREF(index);
+                if (rc == 0)
+                    rc = PyList_Append(keys, key);
+                if (rc < 0) {
+                    Py_DECREF(key);
+                    goto done;
+                }
+            }
+            Py_DECREF(key);
+            for (int c = 0; c < 3; c++)
+                last[c] = item[c];
+        }
+        url_keys[i] = last_key;
+        PyObject *place = PyDict_GetItemWithError(places, PyList_GET_ITEM(parents, i));
+        if (place == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, PyList_GET_ITEM(parents, i));
+            goto done;
         }
         if (!PyTuple_CheckExact(place) || PyTuple_GET_SIZE(place) != 2) {
-            Py_DECREF(tkey);
             PyErr_SetString(PyExc_TypeError, "a place is not (node, alone)");
-            goto error_items;
+            goto done;
         }
-        PyObject *chain = PyObject_GetAttr(PyTuple_GET_ITEM(place, 0), chain_name);
-        if (chain == NULL || !PyTuple_CheckExact(chain)) {
-            if (chain != NULL)
-                PyErr_SetString(PyExc_TypeError, "a node's chain is not a tuple");
-            Py_XDECREF(chain);
-            Py_DECREF(tkey);
-            goto error_items;
-        }
-        int rc = 0;
-        for (Py_ssize_t j = 0; rc == 0 && j < PyTuple_GET_SIZE(chain); j++)
-            rc = add_to(PyTuple_GET_ITEM(chain, j), tally_name, tkey, count);
-        Py_DECREF(chain);
-        PyObject *alone = PyTuple_GET_ITEM(place, 1);
-        if (rc == 0 && alone != Py_None)
-            rc = add_to(alone, tally_name, tkey, count);
-        Py_DECREF(tkey);
-        if (rc < 0)
-            goto error_items;
+        if (PyList_Append(url_places, place) < 0)
+            goto done;
     }
-    Py_DECREF(items);
-    Py_DECREF(chain_name);
-    Py_DECREF(tally_name);
-    Py_RETURN_NONE;
-error_items:
-    Py_DECREF(items);
-error:
+    Py_ssize_t nkeys = PyList_GET_SIZE(keys);
+    hashes = PyMem_Malloc((nkeys ? nkeys : 1) * sizeof(Py_hash_t));
+    if (hashes == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < nkeys; k++) {
+        hashes[k] = PyObject_Hash(PyList_GET_ITEM(keys, k));
+        if (hashes[k] == -1)
+            goto done;
+    }
+    /* 2. the count of each (place, key), and the first URL of each */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *place = PyList_GET_ITEM(url_places, i);
+        PyObject *at = PyDict_GetItemWithError(combo_index, place);
+        Py_ssize_t combo;
+        if (at != NULL) {
+            combo = PyLong_AsSsize_t(at);
+        }
+        else if (PyErr_Occurred()) {
+            goto done;
+        }
+        else {
+            combo = PyList_GET_SIZE(combo_places);
+            PyObject *index = PyLong_FromSsize_t(combo);
+            int rc = index != NULL ? PyDict_SetItem(combo_index, place, index) : -1;
+            Py_XDECREF(index);
+            if (rc < 0 || PyList_Append(combo_places, place) < 0)
+                goto done;
+            Py_ssize_t size = (combo + 1) * nkeys;
+            Py_ssize_t *grown = PyMem_Realloc(counts, size * sizeof(Py_ssize_t));
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            counts = grown;
+            grown = PyMem_Realloc(firsts, size * sizeof(Py_ssize_t));
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            firsts = grown;
+            for (Py_ssize_t k = 0; k < nkeys; k++)
+                counts[combo * nkeys + k] = 0;
+        }
+        Py_ssize_t slot = combo * nkeys + url_keys[i];
+        if (counts[slot]++ == 0)
+            firsts[slot] = i;
+    }
+    /* 3. the same by node: every node of each place's chain, and its "…" entry */
+    Py_ssize_t ncombos = PyList_GET_SIZE(combo_places);
+    for (Py_ssize_t combo = 0; combo < ncombos; combo++) {
+        PyObject *place = PyList_GET_ITEM(combo_places, combo);
+        PyObject *chain = PyObject_GetAttr(PyTuple_GET_ITEM(place, 0), chain_name);
+        if (chain == NULL)
+            goto done;
+        if (!PyTuple_CheckExact(chain)) {
+            PyErr_SetString(PyExc_TypeError, "a node's chain is not a tuple");
+            Py_DECREF(chain);
+            goto done;
+        }
+        PyObject *alone = PyTuple_GET_ITEM(place, 1);
+        Py_ssize_t length = PyTuple_GET_SIZE(chain) + (alone != Py_None);
+        for (Py_ssize_t j = 0; j < length; j++) {
+            PyObject *node = j < PyTuple_GET_SIZE(chain) ? PyTuple_GET_ITEM(chain, j) : alone;
+            PyObject *at = PyDict_GetItemWithError(node_index, node);
+            Py_ssize_t index;
+            if (at != NULL) {
+                index = PyLong_AsSsize_t(at);
+            }
+            else if (PyErr_Occurred()) {
+                Py_DECREF(chain);
+                goto done;
+            }
+            else {
+                index = PyList_GET_SIZE(nodes);
+                PyObject *number = PyLong_FromSsize_t(index);
+                int rc = number != NULL ? PyDict_SetItem(node_index, node, number) : -1;
+                Py_XDECREF(number);
+                if (rc < 0 || PyList_Append(nodes, node) < 0) {
+                    Py_DECREF(chain);
+                    goto done;
+                }
+                Py_ssize_t size = (index + 1) * nkeys;
+                Py_ssize_t *grown = PyMem_Realloc(node_counts, size * sizeof(Py_ssize_t));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    Py_DECREF(chain);
+                    goto done;
+                }
+                node_counts = grown;
+                grown = PyMem_Realloc(node_firsts, size * sizeof(Py_ssize_t));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    Py_DECREF(chain);
+                    goto done;
+                }
+                node_firsts = grown;
+                for (Py_ssize_t k = 0; k < nkeys; k++)
+                    node_counts[index * nkeys + k] = 0;
+            }
+            for (Py_ssize_t k = 0; k < nkeys; k++) {
+                Py_ssize_t from = combo * nkeys + k, to = index * nkeys + k;
+                if (counts[from] == 0)
+                    continue;
+                if (node_counts[to] == 0 || firsts[from] < node_firsts[to])
+                    node_firsts[to] = firsts[from];
+                node_counts[to] += counts[from];
+            }
+        }
+        Py_DECREF(chain);
+    }
+    /* 4. each node's tally, a key at a time in the order its first URL came */
+    order = PyMem_Malloc((nkeys ? nkeys : 1) * sizeof(Py_ssize_t));
+    if (order == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t index = 0; index < PyList_GET_SIZE(nodes); index++) {
+        Py_ssize_t *ncount = node_counts + index * nkeys, *nfirst = node_firsts + index * nkeys;
+        Py_ssize_t used = 0;
+        for (Py_ssize_t k = 0; k < nkeys; k++) {
+            if (ncount[k] == 0)
+                continue;
+            Py_ssize_t at = used++;
+            while (at > 0 && nfirst[order[at - 1]] > nfirst[k]) {
+                order[at] = order[at - 1];
+                at--;
+            }
+            order[at] = k;
+        }
+        if (used == 0)
+            continue;
+        PyObject *tally = PyObject_GetAttr(PyList_GET_ITEM(nodes, index), tally_name);
+        if (tally == NULL)
+            goto done;
+        if (!PyDict_Check(tally)) {
+            PyErr_SetString(PyExc_TypeError, "a node's tally is not a dict");
+            Py_DECREF(tally);
+            goto done;
+        }
+        for (Py_ssize_t u = 0; u < used; u++) {
+            Py_ssize_t k = order[u];
+            if (add_to(tally, PyList_GET_ITEM(keys, k), hashes[k], ncount[k]) < 0) {
+                Py_DECREF(tally);
+                goto done;
+            }
+        }
+        Py_DECREF(tally);
+    }
+    result = Py_NewRef(Py_True);
+done:
+    PyMem_Free(url_keys);
+    PyMem_Free(counts);
+    PyMem_Free(firsts);
+    PyMem_Free(node_counts);
+    PyMem_Free(node_firsts);
+    PyMem_Free(order);
+    PyMem_Free(hashes);
     Py_XDECREF(chain_name);
     Py_XDECREF(tally_name);
-    return NULL;
+    Py_XDECREF(keys);
+    Py_XDECREF(key_index);
+    Py_XDECREF(combo_places);
+    Py_XDECREF(combo_index);
+    Py_XDECREF(nodes);
+    Py_XDECREF(node_index);
+    Py_XDECREF(url_places);
+    return result;
 }
 
 static PyMethodDef methods[] = {
@@ -318,8 +648,12 @@ static PyMethodDef methods[] = {
      "top_groups(parents: dict, home) -> dict | None: groups.py's _groups_of."},
     {"full_places", full_places, METH_VARARGS,
      "full_places(at, parents, own, up, place_of) -> dict | None: tree.py's full-tree places."},
-    {"add_tallies", add_tallies, METH_VARARGS,
-     "add_tallies(counts: dict, key) -> None: tree.py's counting of a batch's places."},
+    {"count_tallies", count_tallies, METH_VARARGS,
+     "count_tallies(places, parents, kinds, sources, statuses) -> True | None: tree.py's _count."},
+    {"split_many", split_many, METH_VARARGS,
+     "split_many(urls: list) -> (bare, parents) | None: parents.py's split_many."},
+    {"path_depths", path_depths, METH_VARARGS,
+     "path_depths(urls: list) -> dict | None: parents.py's count_path_depths, counted."},
     {NULL, NULL, 0, NULL},
 };
 

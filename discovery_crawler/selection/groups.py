@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from itertools import compress
+from itertools import compress, repeat
 from typing import Any
 
 from discovery_crawler.selection.parents import Split, is_origin, parent_path, split_many
@@ -149,14 +149,17 @@ class Groups:
         self.parents: dict[str, ParentGroup] = {}  # parent URL → group
         self.parent_untracked = 0  # URLs of parent groups past the cap
 
-    def add_many(self, urls: list[str], split: Split | None = None) -> None:
-        """Count a batch of URLs. ``split`` is ``paths.split_many(urls)`` when the caller
-        already has it."""
+    def add_many(
+        self, urls: list[str], split: Split | None = None, per_parent: Counter[str] | None = None
+    ) -> None:
+        """Count a batch of URLs. ``split`` is ``paths.split_many(urls)`` and ``per_parent``
+        ``Counter(split.parents)`` when the caller already has them."""
         if not urls:
             return
         bare, parents = split if split is not None else split_many(urls)
         self.urls += len(urls)
-        per_parent = Counter(parents)
+        if per_parent is None:
+            per_parent = Counter(parents)
         self._add_path_groups(urls, bare, parents, per_parent)
         self._add_parent_groups(urls, bare, parents, per_parent)
 
@@ -277,8 +280,9 @@ class Groups:
                 group.count += count
                 if group.sampled < limit:
                     wanted[parent] = min(limit - group.sampled, count)
-            home = sum(
-                count for parent, count in per_parent.items() if not parent or parent[-2:] == "//"
+            # the root URL's (``is_origin``), which has no parent group
+            home = per_parent.get("", 0) + sum(
+                compress(per_parent.values(), map(str.endswith, per_parent, repeat("//")))
             )
             self.parent_untracked += len(parents) - counted - home
             if wanted:
@@ -316,14 +320,14 @@ class Groups:
                     group.shapes[shape] = group.shapes.get(shape, 0) + 1
                     group.sampled += 1
             return
-        for url, b, p in zip(urls, bare, parents, strict=True):
-            left = wanted.get(p)
-            if left is None:
-                continue
+        # The URLs of the parents still wanted, in order (``wanted`` is read as they come).
+        for at in compress(range(len(parents)), map(wanted.__contains__, parents)):
+            p = parents[at]
+            left = wanted[p]
             group = known[p]
             if group.representative is None:
-                group.representative = url
-            shape = segment_shape(b[len(p) :])
+                group.representative = urls[at]
+            shape = segment_shape(bare[at][len(p) :])
             group.shapes[shape] = group.shapes.get(shape, 0) + 1
             group.sampled += 1
             if left > 1:

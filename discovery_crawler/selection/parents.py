@@ -13,6 +13,11 @@ from collections import Counter
 from itertools import repeat
 from typing import NamedTuple
 
+try:  # the per-URL splits in C (``_paths.c``); where it was not built, in Python
+    from discovery_crawler.selection import _paths
+except ImportError:
+    _paths = None  # type: ignore[assignment]
+
 
 class Split(NamedTuple):
     """A batch of URLs split for grouping (lists parallel to the URLs)."""
@@ -28,6 +33,15 @@ def split_many(urls: list[str]) -> Split:
     The origin itself (``https://h/``) gets ``https://`` — see ``is_origin``. The query
     is ignored (``/a/b?x=/y`` → ``/a/``); it is looked for once per batch.
     """
+    if _paths is not None and urls.__class__ is list:
+        split = _paths.split_many(urls)
+        if split is not None:
+            return Split(*split)
+    return _split_many(urls)
+
+
+def _split_many(urls: list[str]) -> Split:
+    """``split_many`` in Python: the definition ``_paths.split_many`` follows."""
     joined = "".join(urls)
     if "?" in joined or "#" in joined:
         bare = [u.partition("?")[0].partition("#")[0] for u in urls]
@@ -73,6 +87,15 @@ def count_path_depths(urls: list[str]) -> Counter[int]:
     """``path_depth`` of a batch of normalized URLs, counted: one C-level pass over the
     batch (queries and fragments cut first, where there are some) unless a path has an
     empty segment (``//``): then ``path_depth`` URL by URL."""
+    if _paths is not None and urls.__class__ is list:
+        counted = _paths.path_depths(urls)
+        if counted is not None:
+            return Counter(counted)
+    return _count_path_depths(urls)
+
+
+def _count_path_depths(urls: list[str]) -> Counter[int]:
+    """``count_path_depths`` in Python: the definition ``_paths.path_depths`` follows."""
     joined = "".join(urls)
     if "?" in joined or "#" in joined:
         urls = [u.partition("?")[0].partition("#")[0] for u in urls]

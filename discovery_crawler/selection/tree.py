@@ -270,9 +270,11 @@ class PathTree:
         sources: Sequence[Any] | None = None,
         statuses: Sequence[Any] | None = None,
         split: Split | None = None,
+        distinct: dict[str, Any] | None = None,
     ) -> None:
         """Count a batch of URLs (lists parallel to ``urls``; None = all unknown / listed).
-        ``split`` is ``paths.split_many(urls)`` when the caller already has it."""
+        ``split`` is ``paths.split_many(urls)`` when the caller already has it, ``distinct``
+        a dict of its parents in the order each first occurs (their ``Counter``)."""
         if not urls:
             return
         bare, parents = split if split is not None else split_many(urls)
@@ -284,7 +286,8 @@ class PathTree:
         # (the last node of a chain, counted up the chain) and, when its node is full, the
         # "…" entry its URLs are also counted in. Decided in that order because resolving
         # a parent may fill a node the next one needs room in.
-        distinct = dict.fromkeys(parents)
+        if distinct is None:
+            distinct = dict.fromkeys(parents)
         if self.nodes >= max_nodes:  # full: no node is made, so no order to keep
             places = self._full_places(list(distinct))
         else:
@@ -301,25 +304,15 @@ class PathTree:
                     else:
                         alone = more_of(target)
                 places[parent] = chain[-1], alone
-        # Then every URL counted by (place, kind, source, status) at C speed, in the order
-        # each first occurs, so each tally gets its keys in the order it would one URL at a
-        # time (the report lists ties in that order).
-        place = map(places.__getitem__, parents)
-        key: Key | None = None
-        if _same(kinds) and _same(sources) and _same(statuses):
-            key = _first(kinds), _first(sources), _first(statuses)
-            counts: Counter[Any] = Counter(place)
-        else:
-            n = len(parents)
-            counts = Counter(
-                zip(
-                    place, _column(kinds, n), _column(sources, n), _column(statuses, n), strict=True
-                )
-            )
-        if _paths is not None:  # in C: ~3 tally updates a URL on the realistic bench tree
-            _paths.add_tallies(counts, key)
-        else:
-            _add_tallies(counts, key)
+        # Then every URL counted at its place under its (kind, source, status), so each
+        # tally gets its keys in the order it would one URL at a time (the report lists ties
+        # in that order).
+        if (
+            _paths is None
+            or parents.__class__ is not list
+            or not _paths.count_tallies(places, parents, kinds, sources, statuses)
+        ):
+            _count(places, parents, kinds, sources, statuses)
         if open_targets:
             self._add_leaves(open_targets, bare, parents, kinds, sources, statuses)
 
@@ -371,11 +364,33 @@ class PathTree:
         }
 
 
+def _count(
+    places: dict[str, tuple[Node, Node | None]],
+    parents: list[str],
+    kinds: Sequence[Any] | None,
+    sources: Sequence[Any] | None,
+    statuses: Sequence[Any] | None,
+) -> None:
+    """``add_many``'s counting in Python, the definition ``_paths.count_tallies`` follows:
+    the URLs counted by (place, kind, source, status) at C speed, in the order each first
+    occurs, each count then added to the tallies of its place (``_add_tallies``)."""
+    place = map(places.__getitem__, parents)
+    key: Key | None = None
+    if _same(kinds) and _same(sources) and _same(statuses):
+        key = _first(kinds), _first(sources), _first(statuses)
+        counts: Counter[Any] = Counter(place)
+    else:
+        n = len(parents)
+        counts = Counter(
+            zip(place, _column(kinds, n), _column(sources, n), _column(statuses, n), strict=True)
+        )
+    _add_tallies(counts, key)
+
+
 def _add_tallies(counts: Counter[Any], key: Key | None) -> None:
     """Each count of a batch under its key in the tallies of its place: every node of the
     place's chain, and its "…" entry when it has one. ``counts`` is by place when ``key``
-    is given, else by (place, kind, source, status). The definition ``_paths.add_tallies``
-    follows."""
+    is given, else by (place, kind, source, status)."""
     combos: Iterable[tuple[tuple[Node, Node | None], Key, int]]
     if key is not None:
         combos = ((p, key, count) for p, count in counts.items())

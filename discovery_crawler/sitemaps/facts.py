@@ -46,6 +46,10 @@ try:  # the identity checks in C (``output/_lines.c``); where it was not built, 
     from discovery_crawler.output import _lines
 except ImportError:
     _lines = None  # type: ignore[assignment]
+try:  # the feed records of a worked batch in C (``_records.c``); where not built, in Python
+    from discovery_crawler.sitemaps import _records as _compiled_records
+except ImportError:
+    _compiled_records = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -503,12 +507,12 @@ def _fact_columns(
     return [
         batch.totals,
         _split(batch.types, n),
-        [slot or None for slot in _split(batch.slots, n)],
+        _or_none(_split(batch.slots, n)),
         _split(batch.bases, n),
         heads,
         _split(batch.kinds, n),
         _verdicts(batch.decisions, n),
-        [name or None for name in _split(batch.junk, n)],
+        _or_none(_split(batch.junk, n)),
         tails if tails is not None else blank,
         states if states is not None else blank,
     ]
@@ -574,10 +578,10 @@ def facts_for(rec: dict[str, Any], worked: tuple[Any, ...], stale: bool) -> UrlF
 def _verdicts(decisions: Column | None, n: int) -> Any:
     """The filter ``Decision`` of each entry (None each when the worker did not decide)."""
     if decisions is None:
-        return itertools.repeat(None, n)
+        return [None] * n
     codes = _split(decisions, n)
     known = {c: decision_of(c) if c else KEEP for c in set(codes)}  # nearly all: KEEP
-    return [known[c] for c in codes]
+    return list(map(known.__getitem__, codes))
 
 
 class Worked(NamedTuple):
@@ -638,14 +642,15 @@ def worked_records(
         lines = (heads, tails, states)
     values: dict[str, Any] = {p: priority_value(p) for p in set(priorities) if p}
     values[""] = None
+    alternates: list[Any] = [None] * n
+    for i, pairs in listed.items():
+        alternates[i] = _alternate_dicts(pairs)
     columns = [
         url_column,
-        [lastmod or None for lastmod in _split(batch.lastmods, n)],
+        _or_none(_split(batch.lastmods, n)),
         list(map(values.__getitem__, priorities)),
-        [changefreq or None for changefreq in _split(batch.changefreqs, n)],
-        [_alternate_dicts(listed[i]) if i in listed else None for i in range(n)]
-        if listed
-        else [None] * n,
+        _or_none(_split(batch.changefreqs, n)),
+        alternates,
         *_fact_columns(batch, heads, tails, states),
     ]
     if keep is not None:
@@ -677,21 +682,47 @@ def _facts_columns(batch: WorkedBatch) -> list[list[Any]]:
         none,
         batch.totals,
         _split(batch.types, n),
-        [slot or None for slot in _split(batch.slots, n)],
+        _or_none(_split(batch.slots, n)),
         _split(batch.bases, n),
         _split(batch.heads, n),
         _split(batch.kinds, n),
         _verdicts(batch.decisions, n),
-        [name or None for name in _split(batch.junk, n)],
+        _or_none(_split(batch.junk, n)),
         blank,
         blank,
     ]
 
 
+_RECORD_KEYS = (
+    "url",
+    "source",
+    "sitemap",
+    "lastmod",
+    "priority",
+    "changefreq",
+    "alternates",
+    FACTS,
+)
+# A record's keys once the stages wrote theirs (``items.STAGE_FIELDS``): made with room for
+# them, a record is never grown.
+_RECORD_ROOM = len(_RECORD_KEYS) + 5
+
+
 def _records(columns: list[list[Any]], source: str, document: str) -> list[dict[str, Any]]:
     """Feed records with their ``UrlFacts`` from ``worked_records``' columns (URL, the four
     listing values, then the facts worked out): the record and its facts hold the very
-    same value objects."""
+    same value objects. In C where it was built (``_records.c``)."""
+    if _compiled_records is not None:
+        records = _compiled_records.records(
+            _RECORD_KEYS, columns, source, document, UrlFacts, _RECORD_ROOM
+        )
+        if records is not None:
+            return records
+    return _python_records(columns, source, document)
+
+
+def _python_records(columns: list[list[Any]], source: str, document: str) -> list[dict[str, Any]]:
+    """``_records`` in Python: the definition ``_records.records`` follows."""
     n = len(columns[0])
     url_column, lastmods, numbers, changefreqs, alternates = columns[:5]
     facts = list(
@@ -743,6 +774,15 @@ def _split(column: str | list[str], n: int) -> list[str]:
     if column.__class__ is not str:
         return column  # type: ignore[return-value]
     return column.split(_SEP) if n else []
+
+
+def _or_none(values: list[str]) -> list[str | None]:
+    """A column's values with None for each '' (the column itself when it has none)."""
+    if "" not in values:
+        return values  # type: ignore[return-value]
+    if values.count("") == len(values):
+        return [None] * len(values)
+    return [value or None for value in values]
 
 
 def split_column(column: str | list[str], n: int) -> list[str]:

@@ -372,6 +372,16 @@ class Twins:
             if noted:
                 self.noted.add(fp)
 
+    def wrote_many(self, keys: list[str]) -> None:
+        """``wrote(key, url)`` for records written without the slash (a batch of twin keys
+        whose URL is not the key, none fixed or noted): one ``add_many``."""
+        if not keys:
+            return
+        slashless = self.slashless
+        if slashless is None:
+            slashless = self.slashless = SeenSet(min_slots=1 << 12)
+        slashless.add_many(keys)
+
     def sighted(self, key: str, url: str, record: dict[str, Any] | None = None) -> str | None:
         """``url`` (twin key ``key``, already seen) was met again. A slashless record
         meeting its slash form takes it (``RENAMED``: replaced by ``record`` when given, the

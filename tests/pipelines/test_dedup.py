@@ -40,3 +40,24 @@ def test_the_url_limit_is_held_exactly():
     assert len(batch.records) == 2
     assert run.record.counts["over_limit"] == 1
     assert run.record.limits["SITEMAP_MAX_URLS"]["kept"] == 2
+
+
+def test_a_batch_of_new_urls_and_a_batch_with_duplicates_keep_the_same_books():
+    # All new (one add_many each for alternates and slashless keys), then the same URLs
+    # met again within one batch, where each duplicate reads what came before it.
+    for first, second in ((("/a", "/x/"), ("/a/", "/x/")), ((), ("/a", "/x/", "/a/", "/x/"))):
+        crawler = crawler_for()
+        run = run_for(crawler)
+        stage = build(DedupPipeline, crawler)
+        batch = records_batch(*first)
+        if first:
+            batch.records[1]["source"] = "alternate"
+        stage.process_item(batch)
+        later = records_batch(*second)
+        if not first:
+            later.records[1]["source"] = "alternate"
+        stage.process_item(later)
+        counts = run.record.counts
+        assert counts["unique"] == 2 and counts["slash_twins"] == 1
+        assert counts["alternate_only"] == 0  # the alternate was then listed
+        assert [r["url"] for r in batch.records + later.records] == [SITE + "/a", SITE + "/x/"]

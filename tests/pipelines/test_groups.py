@@ -26,4 +26,4 @@ def test_columns_of_records():
         ["sitemap", "link"],
         [None, 200],
     )
-    assert columns([{"url": "https://e.com/"}]) == (["https://e.com/"], [None], [None], [None])
+    assert columns([{"url": "https://e.com/"}]) == (["https://e.com/"], [None], [None], None)

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from discovery_crawler.selection import groups as groups_module
+from discovery_crawler.selection import parents as parents_module
 from discovery_crawler.selection import tree as tree_module
 from discovery_crawler.selection.groups import HOME, Groups
 from discovery_crawler.selection.tree import PathTree
@@ -61,7 +62,7 @@ def _built(batches, kinds, sizes, compiled):
 )
 def test_the_compiled_tree_and_groups_are_the_python_ones(batches, kinds, sizes):
     """Small limits, so the tree fills within the first batches and the full-tree path (in
-    C: ``full_places``, ``add_tallies``) takes most of them."""
+    C: ``full_places``, ``count_tallies``) takes most of them."""
     assert _built(batches, kinds, sizes, _paths) == _built(batches, kinds, sizes, None)
 
 
@@ -81,7 +82,8 @@ def test_anything_but_strings_takes_the_python_path():
     with pytest.raises(TypeError):
         _paths.full_places(tree._at, ("https://h/a/",), {}, {}, tree._place_of)
     with pytest.raises(TypeError):
-        _paths.add_tallies({("not a place", "k", "s", None): 1}, None)
+        _paths.count_tallies({"p": "not a place"}, ["p"], None, None, None)
+    assert _paths.count_tallies({}, [], ("a tuple",), None, None) is None
 
 
 @needs_paths
@@ -103,3 +105,78 @@ def test_the_full_tree_walk_places_each_parent_at_its_nearest_node():
     assert places["https://"] == (tree.root, None)  # the root URL
     assert places["https://h/a//x/"][0] is not None  # an empty segment: ``_resolve``'s
     assert tree._own_places[ab] == (ab, ab.more)
+
+
+_SPLIT_SEGMENTS = st.sampled_from(["a", "", "é", "x?y", "#f", "?", "//", "%2F", "a.b/", "日本"])
+_SPLIT_URLS = st.one_of(
+    st.lists(_SPLIT_SEGMENTS, max_size=6).map(lambda s: "https://h/" + "/".join(s)),
+    st.lists(_SPLIT_SEGMENTS, max_size=5).map("/".join),  # no URL
+    st.text(alphabet="/?#ab:hé", max_size=14),
+    st.text(max_size=10),
+)
+
+
+@needs_paths
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(_SPLIT_URLS, max_size=12))
+def test_compiled_splits_and_depths_are_the_python_ones(urls):
+    split = _paths.split_many(urls)
+    python = parents_module._split_many(urls)
+    assert split == tuple(python)
+    assert (split[0] is urls) == (python.bare is urls)  # no query anywhere: the list itself
+    depths = _paths.path_depths(urls)  # None: the definition counts URL by URL
+    if depths is not None:
+        assert list(depths.items()) == list(parents_module._count_path_depths(urls).items())
+
+
+@needs_paths
+def test_normalized_urls_take_the_compiled_depths():
+    assert _paths.path_depths(["https://h/", "https://h/a/b?x=/y", "http://h:1/a"]) == {
+        0: 1,
+        2: 1,
+        1: 1,
+    }
+    assert _paths.path_depths(["https://h//a"]) is None
+    assert _paths.split_many(["https://h/a/", 1]) is None
+
+
+def _tallies(node):
+    """Every tally of the tree, in its order, depth first."""
+    out = [(node.name, list(node.tally.items()))]
+    for child in (node.children or {}).values():
+        out.extend(_tallies(child))
+    if node.more is not None:
+        out.extend(_tallies(node.more))
+    return out
+
+
+_KEYED = st.tuples(
+    _URLS,
+    st.sampled_from(["page", "listing", None]),
+    st.sampled_from(["sitemap", "alternate", "link"]),
+    st.sampled_from([None, 200, 404]),
+)
+
+
+@needs_paths
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(_KEYED, min_size=1, max_size=30), min_size=1, max_size=6),
+    st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 12)),
+)
+def test_compiled_counting_keeps_each_tallys_keys_in_the_python_order(batches, sizes):
+    """Each URL its own (kind, source, status): a key new to a tally comes where its first
+    URL counted there came, whichever place that URL was counted at."""
+    built = []
+    for compiled in (_paths, None):
+        saved = tree_module._paths
+        tree_module._paths = compiled
+        try:
+            tree = PathTree(max_children=sizes[0], max_depth=sizes[1], max_nodes=sizes[2])
+            for batch in batches:
+                urls, kinds, sources, statuses = (list(column) for column in zip(*batch))
+                tree.add_many(urls, kinds, sources, statuses)
+            built.append(_tallies(tree.root))
+        finally:
+            tree_module._paths = saved
+    assert built[0] == built[1]

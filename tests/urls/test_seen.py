@@ -228,3 +228,14 @@ def test_twins_rule_7_in_both_orders_and_while_pending():
         "https://x/d",
         ["https://x/d/"],
     )
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "d?x=1", "e.pdf"]), max_size=8))
+def test_wrote_many_is_wrote_of_each(paths):
+    keys = [f"https://x/{p}/" for p in paths]
+    one, many = SeenSet().twins, SeenSet().twins
+    for key in keys:
+        one.wrote(key, key[:-1])
+    many.wrote_many(keys)
+    for key in ["https://x/a/", "https://x/b/", "https://x/d?x=1/", "https://x/z/"]:
+        assert one.sighted(key, key) == many.sighted(key, key)
