@@ -343,12 +343,20 @@ field_at(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, const char *name, P
     return e + len + 3;
 }
 
-static inline Py_ssize_t
+/* \s*+ between tags: ASCII whitespace, and beyond ASCII what Py_UNICODE_ISSPACE takes */
+static Py_ssize_t
 skip_sp(const unsigned char *s, Py_ssize_t i, Py_ssize_t n)
 {
-    while (i < n && is_sp(s[i]))
-        i++;
-    return i;
+    for (;;) {
+        while (i < n && is_sp(s[i]))
+            i++;
+        Py_UCS4 code;
+        Py_ssize_t e;
+        if (i >= n || s[i] < 0x80 || (e = utf8_char(s, i, n, &code)) < 0
+            || !Py_UNICODE_ISSPACE(code))
+            return i;
+        i = e;
+    }
 }
 
 /* Whether s[i] starts a prefixed tag, <[A-Za-z_][\w.-]*: (a non-ASCII name: not known). */
