@@ -23,6 +23,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "_tails.h"
 
@@ -157,44 +160,72 @@ utf8_char(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, Py_UCS4 *code)
     return i + more + 1;
 }
 
+/* The byte at s[i], not printable ASCII nor tab or line break: a forbidden character,
+ * a reference (the index after it) or a non-ASCII character (after it, *high set); -1 for
+ * one the Python refuses. */
+static Py_ssize_t
+checked_byte(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int *high)
+{
+    Py_UCS4 code;
+    switch (CLASS[s[i]]) {
+    case BAD:
+        return -1;
+    case LT:
+        return i + 1 < n && s[i + 1] == '!' ? -1 : i + 1;
+    case BRACKET:
+        return i + 2 < n && s[i + 1] == ']' && s[i + 2] == '>' ? -1 : i + 1;
+    case AMP:
+        return reference(s, i, n, &code);
+    case HIGH:
+        *high = 1;
+        return utf8_char(s, i, n, &code);
+    default:
+        return i + 1;
+    }
+}
+
 /* _window_text's checks: no character XML forbids, UTF-8, no comment, CDATA or DOCTYPE
  * ("<!": the Python reads a window with one), no "]]>", every "&" a reference
- * _check_entities takes. *ascii: whether every byte is. */
+ * _check_entities takes. *ascii: whether every byte is. Sixteen bytes at a time where
+ * SSE2 is there: nearly all are printable ASCII. */
 static int
 window_checked(const unsigned char *s, Py_ssize_t n, int *ascii)
 {
     int high = 0;
     Py_ssize_t i = 0;
-    Py_UCS4 code;
-    while (i < n) {
-        while (i < n && CLASS[s[i]] == PLAIN)
-            i++;
-        if (i >= n)
-            break;
-        switch (CLASS[s[i]]) {
-        case BAD:
-            return 0;
-        case LT:
-            if (i + 1 < n && s[i + 1] == '!')
-                return 0;
-            i++;
-            break;
-        case BRACKET:
-            if (i + 2 < n && s[i + 1] == ']' && s[i + 2] == '>')
-                return 0;
-            i++;
-            break;
-        case AMP:
-            i = reference(s, i, n, &code);
-            if (i < 0)
-                return 0;
-            break;
-        default: /* HIGH */
-            i = utf8_char(s, i, n, &code);
-            if (i < 0)
-                return 0;
-            high = 1;
+#if defined(__SSE2__)
+    const __m128i space = _mm_set1_epi8(0x20), tab = _mm_set1_epi8('\t'),
+                  newline = _mm_set1_epi8('\n'), ret = _mm_set1_epi8('\r'),
+                  amp = _mm_set1_epi8('&'), lt = _mm_set1_epi8('<'), bang = _mm_set1_epi8('!'),
+                  bracket = _mm_set1_epi8(']'), gt = _mm_set1_epi8('>');
+    while (i + 18 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+        __m128i v1 = _mm_loadu_si128((const __m128i *)(s + i + 1));
+        __m128i v2 = _mm_loadu_si128((const __m128i *)(s + i + 2));
+        /* signed: the bytes over 127 are below 0x20 too */
+        __m128i low = _mm_cmplt_epi8(v, space);
+        __m128i allowed = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, tab),
+                                                    _mm_cmpeq_epi8(v, newline)),
+                                       _mm_cmpeq_epi8(v, ret));
+        __m128i odd = _mm_or_si128(_mm_andnot_si128(allowed, low), _mm_cmpeq_epi8(v, amp));
+        odd = _mm_or_si128(odd, _mm_and_si128(_mm_cmpeq_epi8(v, lt), _mm_cmpeq_epi8(v1, bang)));
+        odd = _mm_or_si128(odd, _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi8(v, bracket),
+                                                            _mm_cmpeq_epi8(v1, bracket)),
+                                              _mm_cmpeq_epi8(v2, gt)));
+        int mask = _mm_movemask_epi8(odd);
+        if (mask == 0) {
+            i += 16;
+            continue;
         }
+        i = checked_byte(s, i + __builtin_ctz((unsigned)mask), n, &high);
+        if (i < 0)
+            return 0;
+    }
+#endif
+    while (i < n) {
+        i = checked_byte(s, i, n, &high);
+        if (i < 0)
+            return 0;
     }
     *ascii = !high;
     return 1;
@@ -243,11 +274,25 @@ field_value(const unsigned char *s, Py_ssize_t a, Py_ssize_t b, int loc, PyObjec
         a++;
     while (b > a && is_sp(s[b - 1]))
         b--;
-    int high = 0, amp = 0;
-    for (Py_ssize_t k = a; k < b; k++) {
+    int high = 0, amp = 0, spaced = 0;
+    Py_ssize_t k = a;
+#if defined(__SSE2__)
+    const __m128i over_space = _mm_set1_epi8(0x20), amp_ = _mm_set1_epi8('&');
+    for (; k + 16 <= b; k += 16) { /* nothing but printable ASCII other than "&", mostly */
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + k));
+        __m128i odd = _mm_or_si128(_mm_cmplt_epi8(v, _mm_add_epi8(over_space, _mm_set1_epi8(1))),
+                                   _mm_cmpeq_epi8(v, amp_));
+        if (_mm_movemask_epi8(odd) != 0)
+            break;
+    }
+#endif
+    for (; k < b; k++) {
         high |= s[k] >= 0x80;
         amp |= s[k] == '&';
+        spaced |= is_sp(s[k]);
     }
+    if (!high && spaced)
+        return VALUE_DEFER; /* whitespace inside: the regex does not match */
     Py_UCS4 code;
     if (high) { /* \s beyond ASCII too: strip it */
         for (Py_ssize_t e; a < b; a = e) {
@@ -266,7 +311,7 @@ field_value(const unsigned char *s, Py_ssize_t a, Py_ssize_t b, int loc, PyObjec
     }
     if (a == b)
         return VALUE_EMPTY;
-    for (Py_ssize_t k = a; k < b;) { /* whitespace inside: the regex does not match */
+    for (k = a; high && k < b;) { /* whitespace inside: the regex does not match */
         if (s[k] < 0x80) {
             if (is_sp(s[k]))
                 return VALUE_DEFER;
