@@ -277,11 +277,12 @@ field_value(const unsigned char *s, Py_ssize_t a, Py_ssize_t b, int loc, PyObjec
     int high = 0, amp = 0, spaced = 0;
     Py_ssize_t k = a;
 #if defined(__SSE2__)
-    const __m128i over_space = _mm_set1_epi8(0x20), amp_ = _mm_set1_epi8('&');
-    for (; k + 16 <= b; k += 16) { /* nothing but printable ASCII other than "&", mostly */
+    /* mostly nothing but printable ASCII other than "&": below "!" (signed: whitespace, and
+     * the bytes over 127), or "&", ends the run */
+    const __m128i bang = _mm_set1_epi8('!'), ampersand = _mm_set1_epi8('&');
+    for (; k + 16 <= b; k += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(s + k));
-        __m128i odd = _mm_or_si128(_mm_cmplt_epi8(v, _mm_add_epi8(over_space, _mm_set1_epi8(1))),
-                                   _mm_cmpeq_epi8(v, amp_));
+        __m128i odd = _mm_or_si128(_mm_cmplt_epi8(v, bang), _mm_cmpeq_epi8(v, ampersand));
         if (_mm_movemask_epi8(odd) != 0)
             break;
     }
@@ -295,10 +296,11 @@ field_value(const unsigned char *s, Py_ssize_t a, Py_ssize_t b, int loc, PyObjec
         return VALUE_DEFER; /* whitespace inside: the regex does not match */
     Py_UCS4 code;
     if (high) { /* \s beyond ASCII too: strip it */
-        for (Py_ssize_t e; a < b; a = e) {
-            e = a + 1;
+        for (Py_ssize_t next; a < b; a = next) {
+            next = a + 1;
             if (!is_sp(s[a])
-                && (s[a] < 0x80 || (e = utf8_char(s, a, b, &code)) < 0 || !Py_UNICODE_ISSPACE(code)))
+                && (s[a] < 0x80 || (next = utf8_char(s, a, b, &code)) < 0
+                    || !Py_UNICODE_ISSPACE(code)))
                 break;
         }
         while (b > a) {
@@ -334,7 +336,7 @@ field_value(const unsigned char *s, Py_ssize_t a, Py_ssize_t b, int loc, PyObjec
         return -1;
     }
     Py_ssize_t m = 0;
-    for (Py_ssize_t k = a; k < b;) {
+    for (k = a; k < b;) {
         Py_ssize_t e = k + 1;
         code = s[k];
         if (s[k] == '&')
