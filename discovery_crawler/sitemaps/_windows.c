@@ -12,9 +12,9 @@
  * (rows, malformed blocks, extension counts); their order is the Python's: the tails of
  * the malformed blocks are read before the others'. Or it returns None, having changed
  * nothing, wherever it is not sure the Python reads the window so — anything but blocks
- * of the protocol's fields in its order and extension children, text between them without
- * a tag, values without whitespace inside, a reference or a non-ASCII character outside
- * the values — and the Python reads that window (and reads it, or declines the
+ * of the protocol's fields in its order then extension children, text without a tag
+ * between them, values without whitespace inside; a comment, CDATA, a character or a
+ * reference XML refuses — and the Python reads that window (and reads it, or declines the
  * document). A tail _tails.h leaves is read by fallback (_read_tail), whose _NotPlain
  * declines the document as it does in the Python.
  * tests/sitemaps/test_windows_compiled.py checks both agree on hypothesis windows and on
