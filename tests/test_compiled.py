@@ -13,6 +13,7 @@ import pytest
 from discovery_crawler.output import feed_lines, state
 from discovery_crawler.selection import groups, scoring, tree
 from discovery_crawler.sitemaps import facts
+from discovery_crawler.sitemaps.formats import plain_urlset
 from discovery_crawler.urls import kinds, seen, slugs
 from tests.conftest import IN_CI
 
@@ -28,6 +29,8 @@ BUILDS = [
     ("discovery_crawler.selection._paths", lambda: tree._paths),
     ("discovery_crawler.selection._rater", lambda: scoring._rater),
     ("discovery_crawler.sitemaps._records", lambda: facts._compiled_records),
+    ("discovery_crawler.sitemaps._tails", lambda: plain_urlset._tails),
+    ("discovery_crawler.sitemaps._windows", lambda: plain_urlset._windows),
 ]
 
 

@@ -8,7 +8,9 @@ per-element Python do a URL at a time: most of the per-URL budget of a large wal
 values, CDATA, entities other than the predefined ones, other encodings, odd order,
 undeclared prefixes, badly nested extensions), and the XML reader reads the document from
 its start, the entries yielded already left out; the tests check that both readers give
-the same entries on every real sitemap.
+the same entries on every real sitemap. Where it was built, ``_windows.c`` reads each window
+instead, in one pass over its bytes, exactly as the regex and its guards do
+(``_window_text``, ``_window_rows``), and leaves them any window it is not sure of.
 
 Rows are bare 5-tuples (loc, lastmod, changefreq, priority, alternates), ``''`` for a
 missing field.
@@ -25,10 +27,17 @@ from discovery_crawler.sitemaps.body import SitemapTooLarge
 from discovery_crawler.sitemaps.formats.xml import describe
 from discovery_crawler.sitemaps.reading import LXML_OPTIONS, Declined, Reader, declares_dtd
 
-try:  # the blocks' extension children read in C (``_tails.c``); where it was not built, in Python
-    import discovery_crawler.sitemaps._tails as _tails  # the module alone, not the package
+# Where they were built, the windows are read in C (``_windows.c``), and the blocks'
+# extension children of a window read in Python in C too (``_tails.c``); elsewhere all in
+# Python. The modules alone, not through the package.
+try:
+    import discovery_crawler.sitemaps._tails as _tails
 except ImportError:
     _tails = None  # type: ignore[assignment]
+try:
+    import discovery_crawler.sitemaps._windows as _windows
+except ImportError:
+    _windows = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -462,64 +471,20 @@ def read(
                 raise _NotPlain
             continue
         cut += 6
-        window, pending = data[:cut], data[cut:]
-        if len(window.translate(None, _NOT_XML_BYTES)) != len(window):
-            raise _NotPlain  # control characters XML forbids: lxml drops and reports them
-        if not window.isascii() and (b"\xef\xbf\xbe" in window or b"\xef\xbf\xbf" in window):
-            raise _NotPlain  # U+FFFE / U+FFFF, not XML characters either
-        try:
-            text = window.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _NotPlain from None
-        if "!" in text and "<!" in text:  # "!" is rare: one memchr, not a "<" every 20 bytes
-            if first and text.lstrip(" \t\r\n\ufeff").startswith("<!"):
-                raise _NotPlain  # before the XML declaration (if any): lxml decides
-            text = _COMMENTS.sub("", text)
-            if "<!" in text:
-                raise _NotPlain  # CDATA, DOCTYPE, a comment inside a value
-        if "]" in text and "]]>" in text:  # "]" is rare: one memchr first
-            raise _NotPlain  # not allowed in text: lxml reports it
-        header_tags = 0
+        text = None
+        start = header_tags = 0
         if first:
-            text = text.removeprefix("\ufeff")
-            declared = _ENCODING.match(text)
-            if declared and declared.group(1).lower() not in ("utf-8", "utf8", "us-ascii", "ascii"):
-                raise _NotPlain
-            start = text[: text.find("<url>")]
-            if text.count("xmlns=") > 1 or "<urlset" not in start:
-                raise _NotPlain
-            header_tags = start.count("<")
-            if header_tags - start.count("<?") != 1:
-                raise _NotPlain  # only <urlset> after the declarations, nothing else
-            header = _PLAIN_HEADER.fullmatch(start)
-            if header is None:
-                raise _NotPlain  # a broken header: lxml recovers it and says so
-            open_tag = header.group(1)
-            names = _ATTRIBUTE_NAME.findall(header.group(2))
-            for double, single in _NS_VALUE.findall(header.group(2)):
-                if _PLAIN_NS_URI.fullmatch(double or single) is None:
-                    raise _NotPlain  # a namespace name libxml2 finds no valid URI
-            if len(set(names)) != len(names):
-                raise _NotPlain  # an attribute given twice is not XML either
-            declared = {n[6:] for n in names if n.startswith("xmlns:")} | {"xmlns", "xml"}
-            if any(n.partition(":")[0] not in declared for n in names if ":" in n):
-                raise _NotPlain  # a prefix no xmlns: declares (namespace well-formedness)
-            prefixes = frozenset(declared - {"xmlns", "xml"})
-        children = bool(prefixes) and any(f"<{prefix}:" in text for prefix in prefixes)
-        matches, tags = _block_matches(text, children)
-        # Every "<" of the window is in a matched block: no block the regex skipped, no
-        # other element (unprefixed, out of order, another xmlns).
-        opened = text.count("<") - header_tags
-        if tags != opened or not all(map(_FIRST, matches)):
-            # blocks with no usable <loc> (malformed entries), or not the plain shape
-            matches, tags = _malformed_window(text, result, open_tag, prefixes)
-            if tags != opened:
-                raise _NotPlain
-        if "&" in text:
-            _check_entities(text)
-            matches = _unescape_values(matches)
-        if any(map(_FIFTH, matches)):  # some blocks have extension children: read them
-            _read_tails(matches, prefixes, result.extensions)
+            text = _window_text(data[:cut], first)
+            open_tag, prefixes, header_tags = _header(text)
+            start = data.find(b"<url>")
+        matches = None
+        if _windows is not None:
+            matches = _compiled_window(data, start, cut, prefixes, result, open_tag)
+        if matches is None:
+            if text is None:
+                text = _window_text(data[:cut], first)
+            matches = _window_rows(text, header_tags, result, open_tag, prefixes)
+        pending = data[cut:]
         first = False
         count = len(matches)
         result.urls += count
@@ -535,6 +500,106 @@ def read(
     if carry:
         yield carry
     result.format = "urlset"
+
+
+def _compiled_window(
+    data: bytes,
+    start: int,
+    end: int,
+    prefixes: frozenset[str],
+    result: ParseResult,
+    open_tag: str,
+) -> list[tuple[Any, ...]] | None:
+    """The rows of the window ``data[:end]`` (its blocks from ``start``) as
+    ``_window_text`` and ``_window_rows`` read them, read in C (``_windows.c``), its
+    malformed blocks and extensions counted in ``result``; None where the C leaves the
+    window to them."""
+    got = _windows.read_window(data, start, end, prefixes, _read_tail)
+    if got is None:
+        return None
+    rows, malformed, extensions = got
+    for block in malformed:
+        result.add_malformed(Undescribed(block, open_tag))
+    if extensions:
+        counts = result.extensions
+        for name, count in extensions.items():
+            counts[name] = counts.get(name, 0) + count
+    return rows
+
+
+def _window_text(window: bytes, first: bool) -> str:
+    """A window's text (the ``first``'s without its byte order mark), its comments between
+    tags left out; ``_NotPlain`` for what only lxml reads as XML does (forbidden
+    characters, not UTF-8, CDATA, a DOCTYPE)."""
+    if len(window.translate(None, _NOT_XML_BYTES)) != len(window):
+        raise _NotPlain  # control characters XML forbids: lxml drops and reports them
+    if not window.isascii() and (b"\xef\xbf\xbe" in window or b"\xef\xbf\xbf" in window):
+        raise _NotPlain  # U+FFFE / U+FFFF, not XML characters either
+    try:
+        text = window.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _NotPlain from None
+    if "!" in text and "<!" in text:  # "!" is rare: one memchr, not a "<" every 20 bytes
+        if first and text.lstrip(" \t\r\n\ufeff").startswith("<!"):
+            raise _NotPlain  # before the XML declaration (if any): lxml decides
+        text = _COMMENTS.sub("", text)
+        if "<!" in text:
+            raise _NotPlain  # CDATA, DOCTYPE, a comment inside a value
+    if "]" in text and "]]>" in text:  # "]" is rare: one memchr first
+        raise _NotPlain  # not allowed in text: lxml reports it
+    return text.removeprefix("\ufeff") if first else text
+
+
+def _header(text: str) -> tuple[str, frozenset[str], int]:
+    """The first window's header (declaration, processing instructions, <urlset …>):
+    its start tag, the prefixes it declares and its tags; ``_NotPlain`` for one lxml must
+    read."""
+    declared = _ENCODING.match(text)
+    if declared and declared.group(1).lower() not in ("utf-8", "utf8", "us-ascii", "ascii"):
+        raise _NotPlain
+    start = text[: text.find("<url>")]
+    if text.count("xmlns=") > 1 or "<urlset" not in start:
+        raise _NotPlain
+    header_tags = start.count("<")
+    if header_tags - start.count("<?") != 1:
+        raise _NotPlain  # only <urlset> after the declarations, nothing else
+    header = _PLAIN_HEADER.fullmatch(start)
+    if header is None:
+        raise _NotPlain  # a broken header: lxml recovers it and says so
+    names = _ATTRIBUTE_NAME.findall(header.group(2))
+    for double, single in _NS_VALUE.findall(header.group(2)):
+        if _PLAIN_NS_URI.fullmatch(double or single) is None:
+            raise _NotPlain  # a namespace name libxml2 finds no valid URI
+    if len(set(names)) != len(names):
+        raise _NotPlain  # an attribute given twice is not XML either
+    declared_prefixes = {n[6:] for n in names if n.startswith("xmlns:")} | {"xmlns", "xml"}
+    if any(n.partition(":")[0] not in declared_prefixes for n in names if ":" in n):
+        raise _NotPlain  # a prefix no xmlns: declares (namespace well-formedness)
+    return header.group(1), frozenset(declared_prefixes - {"xmlns", "xml"}), header_tags
+
+
+def _window_rows(
+    text: str, header_tags: int, result: ParseResult, open_tag: str, prefixes: frozenset[str]
+) -> list[tuple[Any, ...]]:
+    """The rows of a window's text (``header_tags``: the tags of its header), its
+    malformed blocks and extensions counted in ``result``; ``_NotPlain`` for a window
+    that is not only plain blocks."""
+    children = bool(prefixes) and any(f"<{prefix}:" in text for prefix in prefixes)
+    matches, tags = _block_matches(text, children)
+    # Every "<" of the window is in a matched block: no block the regex skipped, no
+    # other element (unprefixed, out of order, another xmlns).
+    opened = text.count("<") - header_tags
+    if tags != opened or not all(map(_FIRST, matches)):
+        # blocks with no usable <loc> (malformed entries), or not the plain shape
+        matches, tags = _malformed_window(text, result, open_tag, prefixes)
+        if tags != opened:
+            raise _NotPlain
+    if "&" in text:
+        _check_entities(text)
+        matches = _unescape_values(matches)
+    if any(map(_FIFTH, matches)):  # some blocks have extension children: read them
+        _read_tails(matches, prefixes, result.extensions)
+    return matches
 
 
 def _plain_end(rest: bytes) -> bool:
