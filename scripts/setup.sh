@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
-  || [ -n "$(find discovery_crawler ( -name '*.c' -o -name '*.h' ) -newer "$stamp")" ]; then
+  || [ -n "$(find discovery_crawler \( -name '*.c' -o -name '*.h' \) -newer "$stamp")" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -e ".[test]"
   touch "$stamp"
