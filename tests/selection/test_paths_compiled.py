@@ -174,7 +174,9 @@ def test_compiled_counting_keeps_each_tallys_keys_in_the_python_order(batches, s
         try:
             tree = PathTree(max_children=sizes[0], max_depth=sizes[1], max_nodes=sizes[2])
             for batch in batches:
-                urls, kinds, sources, statuses = (list(column) for column in zip(*batch, strict=True))
+                urls, kinds, sources, statuses = (
+                    list(column) for column in zip(*batch, strict=True)
+                )
                 tree.add_many(urls, kinds, sources, statuses)
             built.append(_tallies(tree.root))
         finally:
