@@ -16,9 +16,33 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-static const char *const API_PREFIXES[] = {"/api", "/wp-json", "/.well-known", "/graphql"};
-static const char *const PAGE_SUFFIXES[] = {".html", ".htm", ".shtml", ".xhtml",
-                                            ".aspx", ".asp",  ".jsp",   ".cfm"};
+/* kinds.py's API prefixes and page suffixes (its one definition of them), as UTF-8, for the
+ * length of one not_plain_pages call (the GIL held throughout: nothing else reads them). */
+#define MAX_TABLE 16
+static const char *API_PREFIXES[MAX_TABLE], *PAGE_SUFFIXES[MAX_TABLE];
+static Py_ssize_t N_API_PREFIXES, N_PAGE_SUFFIXES;
+
+/* Point `table` at the ASCII texts of the str tuple `words`; -1 with an exception if it is
+ * not one of at most MAX_TABLE ASCII strings. */
+static int
+fill_table(PyObject *words, const char **table, Py_ssize_t *count)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(words);
+    if (n > MAX_TABLE) {
+        PyErr_SetString(PyExc_ValueError, "too many words for the kinds screen");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *word = PyTuple_GET_ITEM(words, k);
+        if (!PyUnicode_Check(word) || !PyUnicode_IS_ASCII(word)) {
+            PyErr_SetString(PyExc_ValueError, "the kinds screen takes ASCII strings");
+            return -1;
+        }
+        table[k] = (const char *)PyUnicode_1BYTE_DATA(word);
+    }
+    *count = n;
+    return 0;
+}
 
 static int
 has_at(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t at, const char *word)
@@ -66,7 +90,7 @@ plain_page(PyObject *url)
     if (first == NULL)
         return 0;
     Py_ssize_t start = first - s;
-    for (size_t k = 0; k < sizeof(API_PREFIXES) / sizeof(*API_PREFIXES); k++)
+    for (Py_ssize_t k = 0; k < N_API_PREFIXES; k++)
         if (has_at(s, n, start, API_PREFIXES[k]))
             return 0;
     /* "/page/" anywhere: look at each "/" (the first 8 characters hold at most "//") */
@@ -80,19 +104,23 @@ plain_page(PyObject *url)
     const Py_UCS1 *last_dot = memrchr(last_slash, '.', n - (last_slash - s));
     if (last_dot == NULL)
         return 1;
-    for (size_t k = 0; k < sizeof(PAGE_SUFFIXES) / sizeof(*PAGE_SUFFIXES); k++)
+    for (Py_ssize_t k = 0; k < N_PAGE_SUFFIXES; k++)
         if (has_at(s, n, n - (Py_ssize_t)strlen(PAGE_SUFFIXES[k]), PAGE_SUFFIXES[k]))
             return 1;
     return 0;
 }
 
-/* not_plain_pages(urls) -> list[int]: the indexes of the URLs the fast test does not settle
- * as pages. */
+/* not_plain_pages(urls, api_prefixes, page_suffixes) -> list[int]: the indexes of the URLs
+ * the fast test does not settle as pages. */
 static PyObject *
 not_plain_pages(PyObject *module, PyObject *args)
 {
-    PyObject *urls;
-    if (!PyArg_ParseTuple(args, "O!:not_plain_pages", &PyList_Type, &urls))
+    PyObject *urls, *api_prefixes, *page_suffixes;
+    if (!PyArg_ParseTuple(args, "O!O!O!:not_plain_pages", &PyList_Type, &urls, &PyTuple_Type,
+                          &api_prefixes, &PyTuple_Type, &page_suffixes))
+        return NULL;
+    if (fill_table(api_prefixes, API_PREFIXES, &N_API_PREFIXES) < 0
+        || fill_table(page_suffixes, PAGE_SUFFIXES, &N_PAGE_SUFFIXES) < 0)
         return NULL;
     return indexes_where(urls, plain_page, 0);
 }
@@ -330,8 +358,8 @@ watch_indexes(PyObject *module, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"not_plain_pages", not_plain_pages, METH_VARARGS,
-     "not_plain_pages(urls) -> list[int]: the indexes of the URLs url_kinds_many's fast test "
-     "does not settle as pages"},
+     "not_plain_pages(urls, api_prefixes, page_suffixes) -> list[int]: the indexes of the "
+     "URLs url_kinds_many's fast test does not settle as pages"},
     {"junk_candidates", junk_candidates, METH_VARARGS,
      "junk_candidates(paths) -> list[int]: the indexes of the paths some junk row may match"},
     {"watch_indexes", watch_indexes, METH_VARARGS,

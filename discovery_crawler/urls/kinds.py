@@ -303,7 +303,7 @@ def url_kinds_many(urls: list[str]) -> list[str]:
     """
     if _screens is not None and urls.__class__ is list:
         kinds = ["page"] * len(urls)
-        for i in _screens.not_plain_pages(urls):
+        for i in _screens.not_plain_pages(urls, _API_PREFIXES, _PAGE_SUFFIXES):
             kinds[i] = url_kind(urls[i])
         return kinds
     if urls and _all_pages(urls):

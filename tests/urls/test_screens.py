@@ -66,7 +66,7 @@ def test_kinds_with_and_without_the_screen(urls):
 @given(URLS)
 def test_the_kinds_screen_settles_pages_only(url):
     """What the screen settles is a page; what it leaves, ``url_kind`` decides."""
-    if _screens.not_plain_pages([url]) == []:
+    if _screens.not_plain_pages([url], kinds._API_PREFIXES, kinds._PAGE_SUFFIXES) == []:
         assert url_kind(url) == "page"
 
 
