@@ -35,8 +35,10 @@ from collections import Counter
 from pathlib import Path
 from typing import IO, Any
 
+from discovery_crawler.output.background_writes import BackgroundWriter
 from discovery_crawler.output.state_changes import CHANGES_NAME, Changes, write_changes
 from discovery_crawler.output.state_format import (
+    ENTRY_SEPARATOR,
     FIELDS,
     FORMAT,
     HISTORY_CAP,
@@ -46,7 +48,7 @@ from discovery_crawler.output.state_format import (
     _entry_lines,
     _lines,
     check_origin,
-    copy_lines,
+    copy_entries,
     entry_line,
     entry_lines,
     footer_line,
@@ -131,7 +133,7 @@ class RunState:
         self.changes = Changes(run=1, list_cap=list_cap, refresh_all=refresh_all)
         self.previous_live = 0  # previous entries not removed
         self.seen_known = 0
-        self._spool: IO[str] | None = None
+        self._spool: BackgroundWriter | None = None
         self._spool_path: Path | None = None
         self.spooled = 0
         self.spooled_counts: Counter[str] = Counter()  # spooled entries by status
@@ -335,7 +337,7 @@ class RunState:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         if self._spool_path is not None and not self.closed:
-            self._spool = open(self._spool_path, "a", encoding="utf-8")  # noqa: SIM115
+            self._spool = BackgroundWriter(open(self._spool_path, "ab"), "state-spool")  # noqa: SIM115
 
     def _spool_lines(self, lines: list[str]) -> None:
         if not lines:
@@ -343,10 +345,13 @@ class RunState:
         if self._spool is None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             fd, name = tempfile.mkstemp(prefix=f".{STATE_NAME}.", suffix=".spool", dir=self.out_dir)
-            self._spool = os.fdopen(fd, "w", encoding="utf-8")
+            self._spool = BackgroundWriter(os.fdopen(fd, "wb"), "state-spool")
             self._spool_path = Path(name)
-        self._spool.write("\n".join(lines))
-        self._spool.write("\n")
+        # Written as the entries of state.json are, so the spool is copied there whole.
+        text = ENTRY_SEPARATOR.join(lines)
+        if self.spooled:
+            text = ENTRY_SEPARATOR + text
+        self._spool.write(text.encode("utf-8"))
         self.spooled += len(lines)
 
     # -- the end --------------------------------------------------------------------------
@@ -460,11 +465,11 @@ class RunState:
         self._spool = None
         if not upgrades:
             counts.update(self.spooled_counts)
-            return copy_lines(self._spool_path, body)
+            return copy_entries(self._spool_path, body)
         statuses = STATUSES
         with open(self._spool_path, encoding="utf-8") as spool:
             for line in spool:
-                line = line.rstrip("\n")
+                line = line.rstrip("\n").removesuffix(",")  # an entry ends with "]"
                 if upgrades:
                     entry = json.loads(line)
                     upgrade = upgrades.get(hash(twin_key(entry[0])) or 1)

@@ -23,8 +23,10 @@ moves it aside (``move_aside``), never uses nor overwrites it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import time
 from json.encoder import encode_basestring
 from typing import IO, TYPE_CHECKING, Any
@@ -65,6 +67,9 @@ def footer_line(footer: dict[str, Any]) -> str:
     return "], " + json.dumps(footer, ensure_ascii=False)[1:] + "\n"
 
 
+ENTRY_SEPARATOR = ",\n"  # between two entries of state.json
+
+
 def entry_line(url: str, slug: str, first: int, last: int, lastmod: Any, status: str) -> str:
     enc = encode_basestring
     lm = enc(lastmod) if lastmod.__class__ is str else "null"
@@ -90,35 +95,33 @@ def _entry_lines(
 entry_lines = _lines.entry_lines if _lines is not None else _entry_lines
 
 
-def copy_lines(path: Path, body: IO[str]) -> str | None:
-    """Copy the lines of ``path`` to ``body`` as entries (``,\n`` between them) in
-    blocks, holding back the last one, which is returned (the caller decides what follows
-    it). Blocks of bytes, not a loop per line: both files are UTF-8, and a spool holds a
-    line per URL of the run."""
-    pending: bytes | None = None
-    rest = b""
+def copy_entries(path: Path, body: IO[str]) -> str | None:
+    """Copy a spool of entries (``ENTRY_SEPARATOR`` between them, none after the last) to
+    ``body`` as it is, in the kernel where it can. Returns None for an empty spool, else
+    ``""``: the caller writes ``pending + ",\n"`` before what follows, as after a line it
+    holds back."""
     body.flush()
     out = body.buffer  # type: ignore[attr-defined]
+    out.flush()
     with open(path, "rb") as spool:
-        while block := spool.read(1 << 20):
-            block = rest + block
-            end = block.rfind(b"\n")
-            if end < 0:
-                rest = block
-                continue
-            rest = block[end + 1 :]
-            complete = block[:end]
-            if pending is not None:
-                out.write(pending + b",\n")
-            last = complete.rfind(b"\n")
-            if last >= 0:
-                out.write(complete[:last].replace(b"\n", b",\n") + b",\n")
-            pending = complete[last + 1 :]
-    if rest:  # a spool always ends with a newline; never lose a line if not
-        if pending is not None:
-            out.write(pending + b",\n")
-        pending = rest
-    return pending.decode("utf-8") if pending is not None else None
+        size = os.fstat(spool.fileno()).st_size
+        if not size:
+            return None
+        try:
+            done = 0
+            while done < size:
+                copied = os.copy_file_range(spool.fileno(), out.fileno(), size - done)
+                if not copied:
+                    break
+                done += copied
+        except (AttributeError, OSError) as exc:  # not Linux, or not this pair of files
+            if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EIO, errno.EDQUOT):
+                raise
+            spool.seek(done)
+            out.seek(0, os.SEEK_END)
+            shutil.copyfileobj(spool, out, 1 << 20)
+        out.seek(0, os.SEEK_END)
+    return ""
 
 
 # -- reading ----------------------------------------------------------------------------
