@@ -32,7 +32,6 @@ from discovery_crawler.items import (
     STAGE_FIELDS,
     UrlBatch,
 )
-from discovery_crawler.output.background_writes import BackgroundWriter
 from discovery_crawler.output.feed_lines import _dumps, json_line, json_lines, worked_text
 from discovery_crawler.signals import output_failed
 from discovery_crawler.urls.normalize import twin_key
@@ -124,60 +123,25 @@ def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> di
 class _GuardedFile:
     """The feed's file, whose first failed write (a full disk, a file gone read-only) is
     handed to ``failed`` (the ``output_failed`` signal) and after which nothing more is
-    written: one line, not a traceback per batch.
-
-    A batch's text is written by a thread (``BackgroundWriter``) while the spider goes on;
-    small writes, and every other call (flush, seek, truncate), wait for it first, so
-    writes stay in order. A failure in the thread is told at the next call."""
-
-    _THREADED = 1 << 16  # smaller writes are made in place
+    written: one line, not a traceback per batch."""
 
     def __init__(self, file: BinaryIO, failed: Callable[[Any, OSError], None]):
         self._file = file
         self._failed = failed
-        self._writer = BackgroundWriter(file, "feed-writer")
         self.broken = False
 
     def _guard(self, method: str, *args: Any) -> Any:
-        if self.broken or not self.wait():
+        if self.broken:
             return None
         try:
             return getattr(self._file, method)(*args)
         except OSError as exc:
-            self._fail(exc)
+            self.broken = True
+            self._failed(getattr(self._file, "name", "the feed"), exc)
             return None
-
-    def _fail(self, exc: OSError) -> None:
-        self.broken = True
-        self._failed(getattr(self._file, "name", "the feed"), exc)
-
-    def wait(self) -> bool:
-        """Until the writer thread has written all it was given; False once it failed."""
-        if self.broken:
-            return False
-        try:
-            self._writer.wait()
-        except OSError as exc:
-            self._fail(exc)
-            return False
-        return True
-
-    def stop(self) -> None:
-        """The writer thread ended, its batches written (the storage closes the file)."""
-        if self.wait():
-            self._writer.stop()
 
     def write(self, data: bytes) -> Any:
-        if len(data) < self._THREADED:
-            return self._guard("write", data)
-        if self.broken:
-            return None
-        try:
-            self._writer.write(data)
-        except OSError as exc:
-            self._fail(exc)
-            return None
-        return len(data)
+        return self._guard("write", data)
 
     def flush(self) -> None:
         self._guard("flush")
@@ -186,7 +150,6 @@ class _GuardedFile:
         return self._guard("truncate", *args)
 
     def __getattr__(self, name: str) -> Any:
-        self.wait()
         return getattr(self._file, name)
 
 
@@ -224,8 +187,6 @@ class _RecordExporter(BaseItemExporter):
         raise NotImplementedError
 
     def finish_exporting(self) -> None:
-        if hasattr(self.file, "stop"):
-            self.file.stop()  # the writer thread's batches written, its failure told
         if getattr(self.file, "broken", False):
             return  # the run is stopping: what was written stays as it is (partial)
         try:

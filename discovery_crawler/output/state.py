@@ -35,7 +35,6 @@ from collections import Counter
 from pathlib import Path
 from typing import IO, Any
 
-from discovery_crawler.output.background_writes import BackgroundWriter
 from discovery_crawler.output.state_changes import CHANGES_NAME, Changes, write_changes
 from discovery_crawler.output.state_format import (
     ENTRY_SEPARATOR,
@@ -133,7 +132,7 @@ class RunState:
         self.changes = Changes(run=1, list_cap=list_cap, refresh_all=refresh_all)
         self.previous_live = 0  # previous entries not removed
         self.seen_known = 0
-        self._spool: BackgroundWriter | None = None
+        self._spool: IO[bytes] | None = None
         self._spool_path: Path | None = None
         self.spooled = 0
         self.spooled_counts: Counter[str] = Counter()  # spooled entries by status
@@ -337,7 +336,7 @@ class RunState:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         if self._spool_path is not None and not self.closed:
-            self._spool = BackgroundWriter(open(self._spool_path, "ab"), "state-spool")  # noqa: SIM115
+            self._spool = open(self._spool_path, "ab")  # noqa: SIM115
 
     def _spool_lines(self, lines: list[str]) -> None:
         if not lines:
@@ -345,7 +344,7 @@ class RunState:
         if self._spool is None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             fd, name = tempfile.mkstemp(prefix=f".{STATE_NAME}.", suffix=".spool", dir=self.out_dir)
-            self._spool = BackgroundWriter(os.fdopen(fd, "wb"), "state-spool")
+            self._spool = os.fdopen(fd, "wb")
             self._spool_path = Path(name)
         # Written as the entries of state.json are, so the spool is copied there whole.
         text = ENTRY_SEPARATOR.join(lines)

@@ -13,7 +13,6 @@ import json
 import logging
 import math
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -472,42 +471,19 @@ def test_patched_record_applies_a_twin_patch_and_keeps_the_crawl_fields():
 
 
 def _big_batch(name: str, seen: SeenSet) -> UrlBatch:
-    """A batch whose text is past ``_GuardedFile._THREADED``: the writer thread takes it."""
     records = [rec(f"https://example.com/{name}/{i:05d}") for i in range(1500)]
     return UrlBatch("sitemap", SITEMAP, records=records, seen=seen)
 
 
-@pytest.mark.parametrize("ext", list(EXPORTERS))
-def test_a_feed_written_by_its_thread_is_the_feed_written_in_place(ext, tmp_path):
-    """Big batches go to the writer thread, small writes and the end-of-run rewrite wait
-    for it: the feed a crawler's exporter writes is byte for byte the direct one."""
-    direct, threaded = tmp_path / f"direct.{ext}", tmp_path / f"threaded.{ext}"
-    seen = SeenSet()
-    export_to_path(
-        ext, direct, [_big_batch("a", seen), *sample_batches(seen), _big_batch("b", seen)]
-    )
-    seen = SeenSet()
-    batches = [_big_batch("a", seen), *sample_batches(seen), _big_batch("b", seen)]
-    with open(threaded, "wb") as file:
-        exporter = EXPORTERS[ext].from_crawler(get_crawler(), file)
-        exporter.start_exporting()
-        for batch in batches:
-            exporter.export_item(batch)
-        exporter.finish_exporting()
-        assert not [t for t in threading.enumerate() if t.name == "feed-writer"]
-    assert threaded.read_bytes() == direct.read_bytes()
-    assert len(load(ext, threaded.read_bytes())) == 3000 + len(EXPECTED_SOURCES)
-
-
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
-def test_a_full_disk_met_by_the_writer_thread_is_told_once():
-    """A write the thread makes fails (ENOSPC): ``output_failed`` is sent once, on the
-    spider's thread, and nothing more is written or raised."""
+def test_a_full_disk_is_told_once():
+    """A batch's write fails (ENOSPC): ``output_failed`` is sent once, and nothing more is
+    written or raised by the batches after it or by the end of the export."""
     crawler = get_crawler()
-    told: list[tuple[Any, OSError, str]] = []
+    told: list[tuple[Any, OSError]] = []
 
     def failed(path: Any, error: OSError) -> None:
-        told.append((path, error, threading.current_thread().name))
+        told.append((path, error))
 
     crawler.signals.connect(failed, signal=output_failed)
     seen = SeenSet()
@@ -518,7 +494,6 @@ def test_a_full_disk_met_by_the_writer_thread_is_told_once():
             exporter.export_item(_big_batch(name, seen))
         exporter.finish_exporting()
     assert len(told) == 1
-    path, error, thread = told[0]
+    path, error = told[0]
     assert path == "/dev/full"
     assert error.errno == errno.ENOSPC
-    assert thread == threading.current_thread().name
