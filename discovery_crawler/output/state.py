@@ -52,11 +52,13 @@ from discovery_crawler.output.state_format import (
     entry_lines,
     footer_line,
     header_line,
+    hold,
     iter_entries,
     iter_entry_chunks,
     move_aside,
     read_count,
     read_header,
+    sweep_orphans,
 )
 from discovery_crawler.output.state_previous import (
     FIRST_MASK,
@@ -337,13 +339,20 @@ class RunState:
         self.__dict__.update(state)
         if self._spool_path is not None and not self.closed:
             self._spool = open(self._spool_path, "ab")  # noqa: SIM115
+            hold(self._spool.fileno())
+
+    def _sweep(self) -> None:
+        for path in sweep_orphans(self.out_dir):
+            logger.info("removed %s, left by a run that was killed", path)
 
     def _spool_lines(self, lines: list[str]) -> None:
         if not lines:
             return
         if self._spool is None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
+            self._sweep()
             fd, name = tempfile.mkstemp(prefix=f".{STATE_NAME}.", suffix=".spool", dir=self.out_dir)
+            hold(fd)
             self._spool = os.fdopen(fd, "wb")
             self._spool_path = Path(name)
         # Written as the entries of state.json are, so the spool is copied there whole.
@@ -420,7 +429,9 @@ class RunState:
         }
         counts: Counter[str] = Counter(dict.fromkeys(STATUSES, 0))
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        self._sweep()  # once more: a run killed a moment before this one began is old now
         fd, tmp_name = tempfile.mkstemp(prefix=f".{STATE_NAME}.", suffix=".tmp", dir=self.out_dir)
+        hold(fd)
         tmp = Path(tmp_name)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:

@@ -275,6 +275,50 @@ def move_aside(path: Path) -> Path:
     return aside
 
 
+# A run holds an exclusive flock on each work file it has open beside state.json (its
+# spool, the state it is writing): a file of these names that nobody holds, and that is
+# not brand new, is what a killed run left (an 8-byte-a-URL spool can be hundreds of MB).
+WORK_FILES = (f".{STATE_NAME}.*.spool", f".{STATE_NAME}.*.tmp")
+_ORPHAN_AFTER = 1.0  # seconds: a file this young may be one a run made but not locked yet
+
+
+def hold(fd: int) -> None:
+    """Mark an open work file as in use (``sweep_orphans`` leaves it alone)."""
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (ImportError, OSError):
+        pass  # no flock here: such a file is only ever left, never removed by mistake
+
+
+def sweep_orphans(out_dir: Path) -> list[Path]:
+    """Remove the work files of killed runs from ``out_dir``; returns what was removed."""
+    try:
+        import fcntl
+    except ImportError:
+        return []
+    removed = []
+    now = time.time()
+    for pattern in WORK_FILES:
+        for path in out_dir.glob(pattern):
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                if now - os.fstat(fd).st_mtime < _ORPHAN_AFTER:
+                    continue
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                path.unlink()
+                removed.append(path)
+            except OSError:
+                continue  # held by a live run, or already gone
+            finally:
+                os.close(fd)
+    return removed
+
+
 def check_origin(out_dir: Path, input_origin: str) -> str | None:
     """Why a run starting at ``input_origin`` may not use the state in ``out_dir``, or
     None. An unreadable state is not a reason (the run moves it aside and starts afresh)."""

@@ -123,6 +123,7 @@ def _resumed_as_uninterrupted(
     again = sum(n - 1 for n in fetched.values())
     assert again <= (KILLS + 1) * 16, again
     assert not (job / "responses.journal").exists()  # a finished job frees its disk
+    assert not list(out.glob(".state.json.*")), "a killed run's spool was left behind"
 
 
 def _link_site(root: Path, pages: int) -> Path:

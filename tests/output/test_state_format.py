@@ -5,12 +5,19 @@ from __future__ import annotations
 import errno
 import io
 import os
+import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from discovery_crawler.output.state_format import ENTRY_SEPARATOR, copy_entries, entry_line
+from discovery_crawler.output.state_format import (
+    ENTRY_SEPARATOR,
+    copy_entries,
+    entry_line,
+    hold,
+    sweep_orphans,
+)
 
 _ENTRIES = st.lists(
     st.builds(
@@ -74,3 +81,30 @@ def test_a_full_disk_during_the_copy_is_raised(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "copy_file_range", full)
     with open(tmp_path / "state.json", "w", encoding="utf-8") as body, pytest.raises(OSError):
         copy_entries(spool, body)
+
+
+def _aged(path, seconds: float = 60.0):
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+    return path
+
+
+def test_the_work_files_a_killed_run_left_are_swept_and_a_live_runs_are_not(tmp_path):
+    """A spool or state tmp nobody holds (its run was killed) is removed; one a run holds
+    (``hold``: its open file is flock-ed), one just made, and state.json itself stay."""
+    orphan_spool = tmp_path / ".state.json.abc123.spool"
+    orphan_tmp = tmp_path / ".state.json.def456.tmp"
+    live = tmp_path / ".state.json.live00.spool"
+    young = tmp_path / ".state.json.young0.spool"
+    state = tmp_path / "state.json"
+    for path in (orphan_spool, orphan_tmp, live, state):
+        path.write_bytes(b'["x"]')
+        _aged(path)
+    young.write_bytes(b"")
+    _aged(young, -30.0)  # "just made", however slow this machine is
+    with open(live, "ab") as held:
+        hold(held.fileno())
+        removed = sweep_orphans(tmp_path)
+        assert sorted(removed) == sorted([orphan_spool, orphan_tmp])
+        assert live.exists() and young.exists() and state.exists()
+    assert sweep_orphans(tmp_path) == [live]  # its run ended without removing it
