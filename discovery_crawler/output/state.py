@@ -96,6 +96,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+_SEPARATOR = ENTRY_SEPARATOR.encode("utf-8")
 
 
 def _has_worker_entry(records: list[dict[str, Any]]) -> bool:
@@ -356,10 +357,9 @@ class RunState:
             self._spool = os.fdopen(fd, "wb")
             self._spool_path = Path(name)
         # Written as the entries of state.json are, so the spool is copied there whole.
-        text = ENTRY_SEPARATOR.join(lines)
         if self.spooled:
-            text = ENTRY_SEPARATOR + text
-        self._spool.write(text.encode("utf-8"))
+            self._spool.write(_SEPARATOR)
+        self._spool.write(ENTRY_SEPARATOR.join(lines).encode("utf-8"))
         self.spooled += len(lines)
 
     # -- the end --------------------------------------------------------------------------

@@ -95,6 +95,11 @@ def _entry_lines(
 entry_lines = _lines.entry_lines if _lines is not None else _entry_lines
 
 
+# copy_file_range refusing this pair of files (another file system, a kernel without it):
+# they are copied by blocks instead.
+_NO_KERNEL_COPY = {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF}
+
+
 def copy_entries(path: Path, body: IO[str]) -> str | None:
     """Copy a spool of entries (``ENTRY_SEPARATOR`` between them, none after the last) to
     ``body`` as it is, in the kernel where it can. Returns None for an empty spool, else
@@ -107,16 +112,19 @@ def copy_entries(path: Path, body: IO[str]) -> str | None:
         size = os.fstat(spool.fileno()).st_size
         if not size:
             return None
+        done = 0
         try:
-            done = 0
             while done < size:
                 copied = os.copy_file_range(spool.fileno(), out.fileno(), size - done)
                 if not copied:
                     break
                 done += copied
-        except (AttributeError, OSError) as exc:  # not Linux, or not this pair of files
-            if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EIO, errno.EDQUOT):
-                raise
+        except AttributeError:  # no copy_file_range on this system
+            pass
+        except OSError as exc:
+            if exc.errno not in _NO_KERNEL_COPY:
+                raise  # a full disk, an I/O error: state.json is not written
+        if done < size:  # the rest by blocks
             spool.seek(done)
             out.seek(0, os.SEEK_END)
             shutil.copyfileobj(spool, out, 1 << 20)
@@ -277,7 +285,7 @@ def move_aside(path: Path) -> Path:
 
 # A run holds an exclusive flock on each work file it has open beside state.json (its
 # spool, the state it is writing): a file of these names that nobody holds, and that is
-# not brand new, is what a killed run left (an 8-byte-a-URL spool can be hundreds of MB).
+# not brand new, is what a killed run left, a line per URL it saw, never to be read.
 WORK_FILES = (f".{STATE_NAME}.*.spool", f".{STATE_NAME}.*.tmp")
 _ORPHAN_AFTER = 1.0  # seconds: a file this young may be one a run made but not locked yet
 
