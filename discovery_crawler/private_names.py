@@ -15,6 +15,12 @@ Protego does, so the explainer uses Protego's own pieces —
 
 The agreement tests (``tests/test_robots_conformance.py``: Google's test data and real
 robots.txt files) hold the explainer to Protego's verdicts.
+
+The standard library (``urls/slugs.py``): ``_sha1.sha1``, CPython's own SHA-1, for the hex
+digits of a slug. ``hashlib.sha1`` is the same digest, but importing ``hashlib`` loads
+OpenSSL's libcrypto into the sitemap worker, which needs nothing else of it: the worker's
+resident memory counts in the run's peak (SPEC §14). Where ``_sha1`` is missing (a Python
+built without it), ``hashlib``'s.
 """
 
 from __future__ import annotations
@@ -39,6 +45,11 @@ from protego._utils import _hexescape as hexescape
 from protego._utils import _quote_path as quote_path
 from protego._utils import _quote_pattern as quote_pattern
 
+try:
+    from _sha1 import sha1
+except ImportError:  # a Python built without its own SHA-1
+    from hashlib import sha1
+
 __all__ = [
     "ALLOW_DIRECTIVES",
     "DISALLOW_DIRECTIVES",
@@ -50,6 +61,7 @@ __all__ = [
     "pattern_text",
     "quote_path",
     "quote_pattern",
+    "sha1",
 ]
 
 

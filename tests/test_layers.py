@@ -3,9 +3,11 @@
 
 Layers, bottom to top — a module imports only from its own layer or below:
 
-1. ``urls``: URL rules (normalize, kinds, filters, junk, slugs, the seen-set);
-2. rules: sitemap parsing (``sitemaps``), ``selection``, robots.txt and refusal rules (and
-   the private names of other libraries they use), the estimate, the progress line's
+1. ``urls``: URL rules (normalize, kinds, filters, junk, slugs, the seen-set), and the
+   private names of other libraries they and the robots rules use (``private_names``:
+   it imports no module of the package);
+2. rules: sitemap parsing (``sitemaps``), ``selection``, robots.txt and refusal rules, the
+   estimate, the progress line's
    figures, arguments, profiles, items, the project's signals, the run's outcomes and exit
    statuses, the job journal's file format;
 3. records and files: the run record, verify's verdicts, the output files (feed lines,
@@ -31,7 +33,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "discovery_crawler"
 LAYERS = (
-    ("urls", ("urls",)),
+    ("urls", ("urls", "private_names")),
     (
         "rules",
         (
@@ -39,7 +41,6 @@ LAYERS = (
             "sitemaps",
             "selection",
             "robots",
-            "private_names",
             "refusals",
             "outcomes",
             "retries",

@@ -30,6 +30,32 @@ def test_protego_matches_and_quotes_as_the_explainer_expects():
     assert private_names.hexescape("$") == "%24"
 
 
+def test_the_builtin_sha1_is_hashlibs_digest():
+    """Slugs' hex digits (``urls/slugs.py``) come from CPython's own SHA-1: the same digest
+    as ``hashlib.sha1``, without loading OpenSSL's libcrypto into the sitemap worker."""
+    import hashlib
+
+    for data in (b"", b"/blog/post/", "/日本語/".encode()):
+        assert private_names.sha1(data, usedforsecurity=False).hexdigest() == (
+            hashlib.sha1(data, usedforsecurity=False).hexdigest()
+        )
+    assert private_names.sha1.__module__ != "_hashlib"
+
+
+def test_the_sitemap_worker_does_not_load_openssl():
+    """The worker process imports only what it parses with: not ``hashlib`` (libcrypto,
+    ~3.6 MB of resident memory in every run's peak)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, discovery_crawler.sitemaps.worker, discovery_crawler.sitemaps.facts;"
+        "print(sorted(m for m in ('hashlib', '_hashlib') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def runtime_imports(tree: ast.Module) -> list[ast.ImportFrom]:
     """The ``from … import`` statements of a module, less those under ``TYPE_CHECKING``
     (type names, such as lxml's ``_Element``, are not relied on at run time)."""

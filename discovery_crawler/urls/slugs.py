@@ -59,11 +59,11 @@ Speed (same VM, 1,000-URL batches): ``slugs_many`` ~0.8 µs a URL for plain lowe
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from urllib.parse import unquote
 
+from discovery_crawler.private_names import sha1
 from discovery_crawler.urls.seen import SeenSet
 
 try:  # bases_many's fast path in C (``_plain_bases.c``); where it was not built, in Python
@@ -108,7 +108,7 @@ def path_of(url: str) -> str:
 def _hex(path: str, digits: int) -> str:
     """A stable hash of ``path``: the first ``digits`` hex digits of its SHA-1."""
     data = path.encode("utf-8", "surrogatepass")
-    return hashlib.sha1(data, usedforsecurity=False).hexdigest()[:digits]
+    return sha1(data, usedforsecurity=False).hexdigest()[:digits]
 
 
 def base_slug(url: str) -> str:
