@@ -7,9 +7,8 @@ Layers, bottom to top — a module imports only from its own layer or below:
    private names of other libraries they and the robots rules use (``private_names``:
    it imports no module of the package);
 2. rules: sitemap parsing (``sitemaps``), ``selection``, robots.txt and refusal rules, the
-   estimate, the progress line's
-   figures, arguments, profiles, items, the project's signals, the run's outcomes and exit
-   statuses, the job journal's file format;
+   estimate, the progress line's figures, arguments, profiles, items, the project's
+   signals, the run's outcomes and exit statuses, the job journal's file format;
 3. records and files: the run record, verify's verdicts, the output files (feed lines,
    state.json, the crawl log, preview, report), the sitemap worker process and the facts
    it works out per URL (feed-line heads, state entries: the output's text, so above it);

@@ -43,8 +43,8 @@ def test_the_builtin_sha1_is_hashlibs_digest():
 
 
 def test_the_sitemap_worker_does_not_load_openssl():
-    """The worker process imports only what it parses with: not ``hashlib`` (libcrypto,
-    ~3.6 MB of resident memory in every run's peak)."""
+    """The worker process imports only what it parses with: not ``hashlib``, whose
+    libcrypto would count in every run's peak memory."""
     import subprocess
     import sys
 
