@@ -21,9 +21,17 @@ digits of a slug. ``hashlib.sha1`` is the same digest, but importing ``hashlib``
 OpenSSL's libcrypto into the sitemap worker, which needs nothing else of it: the worker's
 resident memory counts in the run's peak (SPEC §14). Where ``_sha1`` is missing (a Python
 built without it), ``hashlib``'s.
+
+Scrapy (``extensions/throttle.py``): ``Downloader.total_concurrency``, the
+``CONCURRENT_REQUESTS`` the engine checks before it hands the downloader another request
+(``needs_backout``). Pacing sitemap fetches to their parser lowers it while documents wait
+for a parse slot; no setting or signal changes it once the crawl runs. (A slot's
+``concurrency``, ``delay`` and ``lastseen``, which AutoThrottle sets too, are used as they are.)
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from protego._protego import (
     _ALLOW_DIRECTIVE as ALLOW_DIRECTIVES,
@@ -61,10 +69,22 @@ __all__ = [
     "pattern_text",
     "quote_path",
     "quote_pattern",
+    "set_total_concurrency",
     "sha1",
+    "total_concurrency",
 ]
 
 
 def pattern_text(pattern: URLPattern) -> str:
     """The (quoted) rule a Protego URL pattern matches: its private ``_pattern``."""
     return pattern._pattern
+
+
+def total_concurrency(downloader: Any) -> int:
+    """The requests Scrapy's downloader takes at once (``CONCURRENT_REQUESTS``)."""
+    return downloader.total_concurrency
+
+
+def set_total_concurrency(downloader: Any, value: int) -> None:
+    """Let the downloader take ``value`` requests at once from now on."""
+    downloader.total_concurrency = value

@@ -141,6 +141,9 @@ SITEMAP_CONVENTIONAL_PATHS = [
 ]
 SITEMAP_CONCURRENCY = 4  # sitemap documents fetched at once from one host
 SITEMAP_PARSE_CONCURRENCY = 2  # documents parsed at once (each holds a window of XML)
+# Fewer sitemap fetches at once while downloaded documents wait for a parse slot, more
+# again when they do not (extensions/throttle.py): what waits in memory stays small.
+SITEMAP_FETCH_PACING = True
 # Documents of this many bytes (as downloaded) or more are parsed and normalized in a worker
 # process (sitemaps/worker.py), on another core than the pipelines; False = in-process.
 SITEMAP_PARSE_WORKER = True

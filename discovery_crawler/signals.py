@@ -11,6 +11,12 @@ urls_expected = object()
 #: one line and stops the run.
 output_failed = object()
 
+#: A sitemap document was downloaded and reached the walk (``request``; ``waiting``: the
+#: documents, this one included, now waiting for a parse slot, 0 when it took one at once):
+#: sent by the sitemap walk (``crawling/walk.py``); the host throttle paces the host's
+#: sitemap fetches on it (``extensions/throttle.py``).
+sitemap_arrived = object()
+
 #: A host's interval changed (``origin``: ``scheme://host[:port]``, ``seconds``: the time
 #: now kept between two of its requests — its base, its Crawl-delay, the pause of a
 #: failing host): sent by the host throttle (``extensions/throttle.py``) when a host is

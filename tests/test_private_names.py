@@ -91,3 +91,20 @@ def test_the_project_reaches_them_only_through_this_module():
             ):
                 found.append(f"{path.relative_to(package)}: {node.module}")
     assert found == []
+
+
+def test_scrapys_downloader_takes_total_concurrency_requests():
+    """Sitemap pacing (``extensions/throttle.py``) lowers ``Downloader.total_concurrency``:
+    the engine hands the downloader no more requests once that many are active."""
+    from scrapy import Request
+    from scrapy.core.downloader import Downloader
+    from scrapy.utils.test import get_crawler
+
+    crawler = get_crawler(settings_dict={"CONCURRENT_REQUESTS": 5})
+    downloader = Downloader(crawler)
+    assert private_names.total_concurrency(downloader) == 5
+    downloader.active.add(Request("http://127.0.0.1/a"))
+    assert not downloader.needs_backout()
+    private_names.set_total_concurrency(downloader, 1)
+    assert private_names.total_concurrency(downloader) == 1
+    assert downloader.needs_backout()

@@ -31,7 +31,7 @@ from discovery_crawler.arguments import input_failure
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.refusals import failure_text, size_words
 from discovery_crawler.selection.paths import pillar_keywords
-from discovery_crawler.signals import urls_expected
+from discovery_crawler.signals import sitemap_arrived, urls_expected
 from discovery_crawler.sitemaps.attempts import SitemapAttempt, SitemapListing, content_preference
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.expected import ExpectedUrls
@@ -128,6 +128,7 @@ class SitemapWalk:
         )
         self.input_origin = url_origin(self.options.url)
         self._parse_slots: asyncio.Semaphore | None = None
+        self._waiting = 0  # downloaded documents waiting for a parse slot
         self._worker: ParseWorker | None = None
         self._worker_failure_said = False
 
@@ -369,8 +370,16 @@ class SitemapWalk:
         # holds back further downloads.
         if self._parse_slots is None:
             self._parse_slots = asyncio.Semaphore(self.parse_concurrency)
+        waits = 1 if self._parse_slots.locked() else 0
+        self._waiting += waits
+        # The host throttle fetches fewer documents at once while they would only wait here.
+        self.crawler.signals.send_catch_log(
+            sitemap_arrived, request=response.request, waiting=self._waiting if waits else 0
+        )
         try:
             async with self._parse_slots:
+                self._waiting -= waits
+                waits = 0
                 if not self._parsable(response, attempt):
                     return
                 if self._use_worker(response):
@@ -380,6 +389,7 @@ class SitemapWalk:
                     for output in self._parse_document(response, attempt):
                         yield output
         finally:
+            self._waiting -= waits  # cancelled while it waited
             self._done(attempt)
 
     def _parsable(self, response: Response, attempt: SitemapAttempt) -> bool:

@@ -32,6 +32,13 @@ go without waiting out the probe's pause. After ``RETRY_TIMES + 1`` failures in 
 (``RETRY_TIMES`` > 0) the host is given up: no more pauses, and the retry middleware retries
 none of its failures until it answers.
 
+Sitemap documents are paced to their parser (``SITEMAP_FETCH_PACING``): a document that
+arrives while every parse slot is taken (``sitemap_arrived``, sent by the walk) takes one
+from its slot's concurrency, one that finds a slot free gives one back, up to the slot's
+own (``SITEMAP_CONCURRENCY``). A slow server keeps its concurrent fetches; a fast one is
+asked for about what the parser takes, instead of every free fetch landing at once and
+waiting in memory. A page's response gives the slot its whole concurrency back.
+
 Interfaces for other components (documented in the README):
 
 * ``request.meta["robots_crawl_delay"]``: seconds (or None) robots.txt states for the
@@ -76,6 +83,7 @@ from discovery_crawler.extensions.host_intervals import (
 )
 from discovery_crawler.extensions.job import ResumableJob
 from discovery_crawler.extensions.run import run_of
+from discovery_crawler.private_names import set_total_concurrency, total_concurrency
 from discovery_crawler.signals import (
     BACKOFF,
     GIVE_UP,
@@ -83,6 +91,7 @@ from discovery_crawler.signals import (
     RETRY_AFTER,
     host_held,
     host_interval,
+    sitemap_arrived,
 )
 
 if TYPE_CHECKING:
@@ -134,6 +143,10 @@ class HostThrottle:
         )
         # Slots of failing hosts, sending one request at a time: key -> (slot, concurrency).
         self._held: dict[str, tuple[Slot, int]] = {}
+        # Slots whose sitemap fetches are paced: key -> (slot, its own concurrency, pace).
+        self.pacing = settings.getbool("SITEMAP_FETCH_PACING", True)
+        self._paced: dict[str, tuple[Slot, int, int]] = {}
+        self._total: int | None = None  # the downloader's own CONCURRENT_REQUESTS
         # (host, round) of requests on their way when their host's pause of that round
         # began, and of requests whose download ended in that round (a failure reaches the
         # retry middleware a moment later, maybe after another one paused the host).
@@ -163,6 +176,8 @@ class HostThrottle:
         crawler.signals.connect(
             self.request_left_downloader, signal=signals.request_left_downloader
         )
+        if self.pacing:
+            crawler.signals.connect(self.sitemap_arrived, signal=sitemap_arrived)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -323,6 +338,8 @@ class HostThrottle:
         host = _host(request)
         self._measure_wait(request, host)
         self._anchor_first(request)
+        if self._paced and "attempt" not in request.meta:  # a page, not a sitemap document
+            self._unpace(request.meta.get("download_slot"))
         if response.status not in RETRY_AFTER_STATUSES:
             return
         value = response.headers.get(b"Retry-After")
@@ -421,6 +438,54 @@ class HostThrottle:
             del self._held[key]
             if held[0] is slot:
                 slot.concurrency = held[1]
+
+    def sitemap_arrived(self, request: Request | None, waiting: int) -> None:
+        """One less concurrent fetch for the document's slot when it has to wait for a parse
+        slot (``waiting`` > 0), one more, up to the slot's own, when it does not."""
+        key = request.meta.get("download_slot") if request is not None else None
+        slot = self._slot(key)
+        if key is None or slot is None:
+            return
+        held = self._held.get(key)
+        if held is not None and held[0] is not slot:
+            held = None
+        paced = self._paced.get(key)
+        if paced is None or paced[0] is not slot:  # first paced here, or a new slot
+            full = pace = held[1] if held is not None else slot.concurrency
+        else:
+            _, full, pace = paced
+        pace = max(1, pace - 1) if waiting else min(full, pace + 1)
+        self._paced[key] = (slot, full, pace)
+        if held is not None:  # a failing host sends one at a time: the pace comes after
+            self._held[key] = (slot, pace)
+        else:
+            slot.concurrency = pace
+        self._pace_downloader()
+        if waiting:
+            self.stats.inc_value("throttle/sitemap_paced")
+        self.stats.min_value("throttle/sitemap_concurrency_min", pace)
+
+    def _pace_downloader(self) -> None:
+        """The downloader takes as many fewer requests as the paced slots give up: a slot's
+        concurrency alone would not do, as the engine hands the downloader every request it
+        has room for and, on a fast server, they all land before the first is parsed."""
+        downloader = self.crawler.engine.downloader
+        if self._total is None:
+            self._total = total_concurrency(downloader)
+        given_up = sum(full - pace for _, full, pace in self._paced.values())
+        set_total_concurrency(downloader, max(1, self._total - given_up))
+
+    def _unpace(self, key: str | None) -> None:
+        paced = self._paced.pop(key, None) if key is not None else None
+        if paced is None:
+            return
+        slot, full, _ = paced
+        held = self._held.get(key)  # type: ignore[arg-type]
+        if held is not None and held[0] is slot:
+            self._held[key] = (slot, full)  # type: ignore[index]
+        elif self._slot(key) is slot:
+            slot.concurrency = full
+        self._pace_downloader()
 
     def _tag_on_their_way(self, host: str, round_: int, failed: Request) -> None:
         """Tag the requests to ``host`` that its slots already let go (active, no longer
