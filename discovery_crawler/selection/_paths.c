@@ -389,18 +389,19 @@ column_item(PyObject *column, Py_ssize_t i)
     return column == Py_None ? Py_None : PyList_GET_ITEM(column, i);
 }
 
-/* tree.py _count, by node: what counting the batch's (place, key)
- * pairs and adding each to the tallies of its place (``_count``, ``_add_tallies``) leaves
- * in every tally, with each node's tally updated once per key. A key new to a tally comes
- * in the order of the first URL counted there with it, as one URL at a time would.
+/* tree.py _count: the batch's URLs counted by (place, key), each count added to the own
+ * counts of its place's node (its "…" entry when it has one) and the key's first URL
+ * there noted in the node's ``seqs`` (`offset` + its index in the batch, the smallest
+ * kept); the tallies up the tree are summed when they are read (``_aggregate``).
  * `places` is {parent: (last, alone)}, the columns lists as long as `parents` or None
  * (anything else: None, the caller counts in Python); True once counted. */
 static PyObject *
 count_tallies(PyObject *self, PyObject *args)
 {
     PyObject *places, *parents, *columns[3];
-    if (!PyArg_ParseTuple(args, "O!O!OOO:count_tallies", &PyDict_Type, &places, &PyList_Type,
-                          &parents, &columns[0], &columns[1], &columns[2]))
+    Py_ssize_t offset;
+    if (!PyArg_ParseTuple(args, "O!O!OOOn:count_tallies", &PyDict_Type, &places, &PyList_Type,
+                          &parents, &columns[0], &columns[1], &columns[2], &offset))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(parents);
     for (int c = 0; c < 3; c++) {
@@ -408,19 +409,17 @@ count_tallies(PyObject *self, PyObject *args)
             && (!PyList_CheckExact(columns[c]) || PyList_GET_SIZE(columns[c]) != n))
             Py_RETURN_NONE;
     }
-    PyObject *chain_name = PyUnicode_InternFromString("chain");
-    PyObject *tally_name = PyUnicode_InternFromString("tally");
+    PyObject *own_name = PyUnicode_InternFromString("own");
+    PyObject *seqs_name = PyUnicode_InternFromString("seqs");
     PyObject *keys = PyList_New(0), *key_index = PyDict_New();
     PyObject *combo_places = PyList_New(0), *combo_index = PyDict_New();
-    PyObject *nodes = PyList_New(0), *node_index = PyDict_New();
     PyObject *url_places = PyList_New(0); /* holds each URL's place while it is counted */
     Py_ssize_t *url_keys = PyMem_Malloc((n ? n : 1) * sizeof(Py_ssize_t));
-    Py_ssize_t *counts = NULL, *firsts = NULL, *node_counts = NULL, *node_firsts = NULL;
-    Py_ssize_t *order = NULL;
+    Py_ssize_t *counts = NULL, *firsts = NULL;
     Py_hash_t *hashes = NULL;
     PyObject *result = NULL;
-    if (chain_name == NULL || tally_name == NULL || keys == NULL || key_index == NULL
-        || combo_places == NULL || combo_index == NULL || nodes == NULL || node_index == NULL
+    if (own_name == NULL || seqs_name == NULL || keys == NULL || key_index == NULL
+        || combo_places == NULL || combo_index == NULL
         || url_places == NULL || url_keys == NULL)
         goto done;
     /* 1. each URL's key (a new tuple only where the columns change) and place */
@@ -521,124 +520,61 @@ count_tallies(PyObject *self, PyObject *args)
         if (counts[slot]++ == 0)
             firsts[slot] = i;
     }
-    /* 3. the same by node: every node of each place's chain, and its "…" entry */
+    /* 3. each count at its place's own node (its "…" entry when it has one), and there the
+     * place in the run of the first URL counted with its key (``seqs``, the smallest) */
     Py_ssize_t ncombos = PyList_GET_SIZE(combo_places);
     for (Py_ssize_t combo = 0; combo < ncombos; combo++) {
         PyObject *place = PyList_GET_ITEM(combo_places, combo);
-        PyObject *chain = PyObject_GetAttr(PyTuple_GET_ITEM(place, 0), chain_name);
-        if (chain == NULL)
-            goto done;
-        if (!PyTuple_CheckExact(chain)) {
-            PyErr_SetString(PyExc_TypeError, "a node's chain is not a tuple");
-            Py_DECREF(chain);
+        PyObject *node = PyTuple_GET_ITEM(place, 1);
+        if (node == Py_None)
+            node = PyTuple_GET_ITEM(place, 0);
+        PyObject *own = PyObject_GetAttr(node, own_name);
+        PyObject *seqs = own != NULL ? PyObject_GetAttr(node, seqs_name) : NULL;
+        if (seqs == NULL || !PyDict_Check(own) || !PyDict_Check(seqs)) {
+            if (seqs != NULL)
+                PyErr_SetString(PyExc_TypeError, "a node's own counts are not dicts");
+            Py_XDECREF(own);
+            Py_XDECREF(seqs);
             goto done;
         }
-        PyObject *alone = PyTuple_GET_ITEM(place, 1);
-        Py_ssize_t length = PyTuple_GET_SIZE(chain) + (alone != Py_None);
-        for (Py_ssize_t j = 0; j < length; j++) {
-            PyObject *node = j < PyTuple_GET_SIZE(chain) ? PyTuple_GET_ITEM(chain, j) : alone;
-            PyObject *at = PyDict_GetItemWithError(node_index, node);
-            Py_ssize_t index;
-            if (at != NULL) {
-                index = PyLong_AsSsize_t(at);
-            }
-            else if (PyErr_Occurred()) {
-                Py_DECREF(chain);
-                goto done;
-            }
-            else {
-                index = PyList_GET_SIZE(nodes);
-                PyObject *number = PyLong_FromSsize_t(index);
-                int rc = number != NULL ? PyDict_SetItem(node_index, node, number) : -1;
-                Py_XDECREF(number);
-                if (rc < 0 || PyList_Append(nodes, node) < 0) {
-                    Py_DECREF(chain);
-                    goto done;
-                }
-                Py_ssize_t size = (index + 1) * nkeys;
-                Py_ssize_t *grown = PyMem_Realloc(node_counts, size * sizeof(Py_ssize_t));
-                if (grown == NULL) {
-                    PyErr_NoMemory();
-                    Py_DECREF(chain);
-                    goto done;
-                }
-                node_counts = grown;
-                grown = PyMem_Realloc(node_firsts, size * sizeof(Py_ssize_t));
-                if (grown == NULL) {
-                    PyErr_NoMemory();
-                    Py_DECREF(chain);
-                    goto done;
-                }
-                node_firsts = grown;
-                for (Py_ssize_t k = 0; k < nkeys; k++)
-                    node_counts[index * nkeys + k] = 0;
-            }
-            for (Py_ssize_t k = 0; k < nkeys; k++) {
-                Py_ssize_t from = combo * nkeys + k, to = index * nkeys + k;
-                if (counts[from] == 0)
-                    continue;
-                if (node_counts[to] == 0 || firsts[from] < node_firsts[to])
-                    node_firsts[to] = firsts[from];
-                node_counts[to] += counts[from];
-            }
-        }
-        Py_DECREF(chain);
-    }
-    /* 4. each node's tally, a key at a time in the order its first URL came */
-    order = PyMem_Malloc((nkeys ? nkeys : 1) * sizeof(Py_ssize_t));
-    if (order == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t index = 0; index < PyList_GET_SIZE(nodes); index++) {
-        Py_ssize_t *ncount = node_counts + index * nkeys, *nfirst = node_firsts + index * nkeys;
-        Py_ssize_t used = 0;
-        for (Py_ssize_t k = 0; k < nkeys; k++) {
-            if (ncount[k] == 0)
+        int rc = 0;
+        for (Py_ssize_t k = 0; k < nkeys && rc == 0; k++) {
+            Py_ssize_t slot = combo * nkeys + k;
+            if (counts[slot] == 0)
                 continue;
-            Py_ssize_t at = used++;
-            while (at > 0 && nfirst[order[at - 1]] > nfirst[k]) {
-                order[at] = order[at - 1];
-                at--;
+            PyObject *key = PyList_GET_ITEM(keys, k);
+            rc = add_to(own, key, hashes[k], counts[slot]);
+            if (rc < 0)
+                break;
+            Py_ssize_t seq = offset + firsts[slot];
+            PyObject *known = _PyDict_GetItem_KnownHash(seqs, key, hashes[k]);
+            if (known == NULL && PyErr_Occurred()) {
+                rc = -1;
+                break;
             }
-            order[at] = k;
-        }
-        if (used == 0)
-            continue;
-        PyObject *tally = PyObject_GetAttr(PyList_GET_ITEM(nodes, index), tally_name);
-        if (tally == NULL)
-            goto done;
-        if (!PyDict_Check(tally)) {
-            PyErr_SetString(PyExc_TypeError, "a node's tally is not a dict");
-            Py_DECREF(tally);
-            goto done;
-        }
-        for (Py_ssize_t u = 0; u < used; u++) {
-            Py_ssize_t k = order[u];
-            if (add_to(tally, PyList_GET_ITEM(keys, k), hashes[k], ncount[k]) < 0) {
-                Py_DECREF(tally);
-                goto done;
+            if (known == NULL || PyLong_AsSsize_t(known) > seq) {
+                PyObject *number = PyLong_FromSsize_t(seq);
+                rc = number != NULL ? _PyDict_SetItem_KnownHash(seqs, key, number, hashes[k]) : -1;
+                Py_XDECREF(number);
             }
         }
-        Py_DECREF(tally);
+        Py_DECREF(own);
+        Py_DECREF(seqs);
+        if (rc < 0)
+            goto done;
     }
     result = Py_NewRef(Py_True);
 done:
     PyMem_Free(url_keys);
     PyMem_Free(counts);
     PyMem_Free(firsts);
-    PyMem_Free(node_counts);
-    PyMem_Free(node_firsts);
-    PyMem_Free(order);
     PyMem_Free(hashes);
-    Py_XDECREF(chain_name);
-    Py_XDECREF(tally_name);
+    Py_XDECREF(own_name);
+    Py_XDECREF(seqs_name);
     Py_XDECREF(keys);
     Py_XDECREF(key_index);
     Py_XDECREF(combo_places);
     Py_XDECREF(combo_index);
-    Py_XDECREF(nodes);
-    Py_XDECREF(node_index);
     Py_XDECREF(url_places);
     return result;
 }
@@ -649,7 +585,7 @@ static PyMethodDef methods[] = {
     {"full_places", full_places, METH_VARARGS,
      "full_places(at, parents, own, up, place_of) -> dict | None: tree.py's full-tree places."},
     {"count_tallies", count_tallies, METH_VARARGS,
-     "count_tallies(places, parents, kinds, sources, statuses) -> True | None: tree.py's _count."},
+     "count_tallies(places, parents, kinds, sources, statuses, offset) -> True | None: tree.py's _count."},
     {"split_many", split_many, METH_VARARGS,
      "split_many(urls: list) -> (bare, parents) | None: parents.py's split_many."},
     {"path_depths", path_depths, METH_VARARGS,

@@ -19,7 +19,11 @@ Per batch, the URLs are counted by (parent, kind, source, status) with one ``Cou
 (C speed); the tree is walked once per distinct parent, not once per URL. Only URLs
 whose parent node still has room are looked at one by one (to create their leaf), so
 after the first few thousand URLs of a large site the per-URL cost is two comprehensions
-and a ``Counter``. No Scrapy imports.
+and a ``Counter``. A count goes to one node, where its parent's URLs are counted (its own
+counts, ``Node.own``); the tallies up the tree are summed only when they are read
+(``as_dict``), each key in the order its first URL came (``Node.seqs``), so a batch
+touches as many nodes as it has distinct places, not every node above them. No Scrapy
+imports.
 """
 
 from __future__ import annotations
@@ -46,21 +50,93 @@ Key = tuple[Any, Any, Any]  # (kind, source, status)
 
 
 class Node:
-    """One path segment: its tallies (URLs at or below it), children and ``…`` entry."""
+    """One path segment: the URLs counted here, children and ``…`` entry. Its tally (URLs
+    at or below it) is summed from its own counts and its children's when it is read."""
 
-    __slots__ = ("chain", "children", "more", "name", "tally")
+    __slots__ = ("chain", "children", "leaf", "more", "name", "own", "seqs")
 
     def __init__(self, name: str, parent: Node | None = None):
         self.name = name
-        self.tally: dict[Key, int] = {}
+        # URLs whose parent's place this node is (``add_many``), by (kind, source, status)
+        self.own: dict[Key, int] = {}
+        # URLs that are this node (``_add_leaves``; counted in their parent's ``own`` too)
+        self.leaf: dict[Key, int] = {}
+        # key -> when its first URL was counted here (``PathTree.seq`` order): a tally
+        # lists its keys in the order their first URLs came, as one URL at a time would
+        self.seqs: dict[Key, int] = {}
         self.children: dict[str, Node] | None = None
         self.more: Node | None = None
-        # The nodes from the root to this one: where a URL counted here is counted.
+        # The nodes from the root to this one.
         self.chain: tuple[Node, ...] = (*parent.chain, self) if parent is not None else (self,)
 
     @property
+    def tally(self) -> dict[Key, int]:
+        """The URLs at or below this node, by (kind, source, status), in first-seen order."""
+        counts, seqs = _aggregate(self)
+        return {key: counts[key] for key in sorted(counts, key=seqs.__getitem__)}
+
+    @property
     def count(self) -> int:
-        return sum(self.tally.values())
+        return sum(_aggregate(self)[0].values())
+
+
+def _aggregates(root: Node) -> dict[Node, dict[Key, int]]:
+    """Every node's tally (``Node.tally``), summed in one walk of the tree."""
+    tallies: dict[Node, dict[Key, int]] = {}
+
+    def walk(node: Node) -> tuple[dict[Key, int], dict[Key, int]]:
+        counts = dict(node.own)
+        seqs = dict(node.seqs)
+        for key, n in node.leaf.items():
+            counts[key] = counts.get(key, 0) + n
+        for child in _children(node):
+            below, firsts = walk(child)
+            _add_below(counts, seqs, below, firsts, child.leaf)
+        counts = {key: n for key, n in counts.items() if n}
+        tallies[node] = {key: counts[key] for key in sorted(counts, key=seqs.__getitem__)}
+        return counts, seqs
+
+    walk(root)
+    return tallies
+
+
+def _children(node: Node) -> list[Node]:
+    children = list(node.children.values()) if node.children else []
+    if node.more is not None:
+        children.append(node.more)
+    return children
+
+
+def _add_below(
+    counts: dict[Key, int],
+    seqs: dict[Key, int],
+    below: dict[Key, int],
+    firsts: dict[Key, int],
+    leaf: dict[Key, int],
+) -> None:
+    """A child's counts into its parent's, less the child's leaf counts (its parent
+    counted those URLs as its own), each key at its earliest first URL."""
+    for key, n in below.items():
+        n -= leaf.get(key, 0)
+        if n:
+            counts[key] = counts.get(key, 0) + n
+        seq = firsts[key]
+        if seqs.get(key, seq) >= seq:
+            seqs[key] = seq
+
+
+def _aggregate(node: Node) -> tuple[dict[Key, int], dict[Key, int]]:
+    """(counts, first seqs) of the URLs at or below ``node``: its own and leaf counts, and
+    each child's (its ``…`` entry's too) less the child's leaf counts, which its parent
+    counted as its own already."""
+    counts = dict(node.own)
+    seqs = dict(node.seqs)
+    for key, n in node.leaf.items():
+        counts[key] = counts.get(key, 0) + n
+    for child in _children(node):
+        below, firsts = _aggregate(child)
+        _add_below(counts, seqs, below, firsts, child.leaf)
+    return {key: n for key, n in counts.items() if n}, seqs
 
 
 def _column(values: Sequence[Any] | None, n: int) -> Iterable[Any]:
@@ -91,6 +167,7 @@ class PathTree:
         self.max_nodes = max(1, max_nodes)
         self.cache_size = cache_size
         self.root = Node("")
+        self.seq = 0  # where the next batch's URLs start in the run's order (two per URL)
         self.nodes = 1
         self.collapsed = 0  # "…" entries (not counted in ``nodes``)
         # path (``a/b/``) → (nodes from the root to where the URLs under it are counted, the
@@ -282,10 +359,10 @@ class PathTree:
         more_of = self._more
         max_nodes, max_children = self.max_nodes, self.max_children
         open_targets: dict[str, Node] = {}
-        # Each distinct parent, in the order it first occurs: where its URLs are counted
-        # (the last node of a chain, counted up the chain) and, when its node is full, the
-        # "…" entry its URLs are also counted in. Decided in that order because resolving
-        # a parent may fill a node the next one needs room in.
+        # Each distinct parent, in the order it first occurs: the node its URLs are under
+        # (the last of a chain) and, when that node is full, its "…" entry, where they are
+        # counted then. Decided in that order because resolving a parent may fill a node
+        # the next one needs room in.
         if distinct is None:
             distinct = dict.fromkeys(parents)
         if self.nodes >= max_nodes:  # full: no node is made, so no order to keep
@@ -307,14 +384,18 @@ class PathTree:
         # Then every URL counted at its place under its (kind, source, status), so each
         # tally gets its keys in the order it would one URL at a time (the report lists ties
         # in that order).
+        offset = self.seq
+        self.seq += 2 * len(urls)  # the batch's places, then its leaves
         if (
             _paths is None
             or parents.__class__ is not list
-            or not _paths.count_tallies(places, parents, kinds, sources, statuses)
+            or not _paths.count_tallies(places, parents, kinds, sources, statuses, offset)
         ):
-            _count(places, parents, kinds, sources, statuses)
+            _count(places, parents, kinds, sources, statuses, offset)
         if open_targets:
-            self._add_leaves(open_targets, bare, parents, kinds, sources, statuses)
+            self._add_leaves(
+                open_targets, bare, parents, kinds, sources, statuses, offset + len(urls)
+            )
 
     def _add_leaves(
         self,
@@ -324,13 +405,22 @@ class PathTree:
         kinds: Sequence[Any] | None,
         sources: Sequence[Any] | None,
         statuses: Sequence[Any] | None,
+        offset: int,
     ) -> None:
-        """The one per-URL loop: URLs whose parent node had room get their own node."""
+        """The one per-URL loop: URLs whose parent node had room get their own node
+        (``offset``: where the batch's leaves start in the run's order)."""
         n = len(bare)
         get = open_targets.get
         child_of = self._child
-        for url, parent, kind, source, status in zip(
-            bare, parents, _column(kinds, n), _column(sources, n), _column(statuses, n), strict=True
+        for i, (url, parent, kind, source, status) in enumerate(
+            zip(
+                bare,
+                parents,
+                _column(kinds, n),
+                _column(sources, n),
+                _column(statuses, n),
+                strict=True,
+            )
         ):
             target = get(parent)
             if target is None:
@@ -338,14 +428,22 @@ class PathTree:
             name = url[len(parent) :].rstrip("/")
             if not name:  # "/a//": counted in its parent already
                 continue
-            tally = child_of(target, name).tally
+            child = child_of(target, name)
             key = (kind, source, status)
-            tally[key] = tally.get(key, 0) + 1
+            leaf = child.leaf
+            leaf[key] = leaf.get(key, 0) + 1
+            child.seqs.setdefault(key, offset + i)
 
     # -- reporting ------------------------------------------------------------------------
     @property
     def urls(self) -> int:
-        return self.root.count
+        """Every URL counted: each is in one node's own counts."""
+        stack, total = [self.root], 0
+        while stack:
+            node = stack.pop()
+            total += sum(node.own.values())
+            stack.extend(_children(node))
+        return total
 
     def as_dict(self) -> dict[str, Any]:
         """The tree for the crawl log and the report: nested nodes, biggest first, ``…``
@@ -360,7 +458,7 @@ class PathTree:
                 "max_depth": self.max_depth,
                 "max_nodes": self.max_nodes,
             },
-            "root": _node_dict(self.root, "/"),
+            "root": _node_dict(self.root, "/", _aggregates(self.root)),
         }
 
 
@@ -370,10 +468,11 @@ def _count(
     kinds: Sequence[Any] | None,
     sources: Sequence[Any] | None,
     statuses: Sequence[Any] | None,
+    offset: int,
 ) -> None:
     """``add_many``'s counting in Python, the definition ``_paths.count_tallies`` follows:
     the URLs counted by (place, kind, source, status) at C speed, in the order each first
-    occurs, each count then added to the tallies of its place (``_add_tallies``)."""
+    occurs, each count then added where its place counts (``_add_counts``)."""
     place = map(places.__getitem__, parents)
     key: Key | None = None
     if _same(kinds) and _same(sources) and _same(statuses):
@@ -384,13 +483,14 @@ def _count(
         counts = Counter(
             zip(place, _column(kinds, n), _column(sources, n), _column(statuses, n), strict=True)
         )
-    _add_tallies(counts, key)
+    _add_counts(counts, key, offset)
 
 
-def _add_tallies(counts: Counter[Any], key: Key | None) -> None:
-    """Each count of a batch under its key in the tallies of its place: every node of the
-    place's chain, and its "…" entry when it has one. ``counts`` is by place when ``key``
-    is given, else by (place, kind, source, status)."""
+def _add_counts(counts: Counter[Any], key: Key | None, offset: int) -> None:
+    """Each count of a batch under its key in the own counts of its place's node (its "…"
+    entry when it has one); a key new there takes ``offset`` + the rank of its
+    (place, key) among the batch's, which come in the order of their first URLs.
+    ``counts`` is by place when ``key`` is given, else by (place, kind, source, status)."""
     combos: Iterable[tuple[tuple[Node, Node | None], Key, int]]
     if key is not None:
         combos = ((p, key, count) for p, count in counts.items())
@@ -399,20 +499,18 @@ def _add_tallies(counts: Counter[Any], key: Key | None) -> None:
             (p, (kind, source, status), count)
             for (p, kind, source, status), count in counts.items()
         )
-    for (last, alone), key_, count in combos:
-        for node in last.chain:
-            tally = node.tally
-            tally[key_] = tally.get(key_, 0) + count
-        if alone is not None:
-            tally = alone.tally
-            tally[key_] = tally.get(key_, 0) + count
+    for rank, ((last, alone), key_, count) in enumerate(combos):
+        node = alone if alone is not None else last
+        own = node.own
+        own[key_] = own.get(key_, 0) + count
+        node.seqs.setdefault(key_, offset + rank)
 
 
-def _node_dict(node: Node, path: str) -> dict[str, Any]:
+def _node_dict(node: Node, path: str, tallies: dict[Node, dict[Key, int]]) -> dict[str, Any]:
     kinds: Counter[str] = Counter()
     sources: Counter[str] = Counter()
     statuses: Counter[str] = Counter()
-    for (kind, source, status), count in node.tally.items():
+    for (kind, source, status), count in tallies[node].items():
         kinds[kind or UNKNOWN] += count
         sources[source or UNKNOWN] += count
         statuses[LISTED if status is None else str(status)] += count
@@ -427,10 +525,12 @@ def _node_dict(node: Node, path: str) -> dict[str, Any]:
     if node.name == MORE:
         out["collapsed"] = True
     prefix = path.rstrip("/") + "/"
-    children = [_node_dict(child, prefix + name) for name, child in (node.children or {}).items()]
+    children = [
+        _node_dict(child, prefix + name, tallies) for name, child in (node.children or {}).items()
+    ]
     children.sort(key=lambda c: (-c["count"], c["name"]))
     if node.more is not None:
-        children.append(_node_dict(node.more, prefix + MORE))
+        children.append(_node_dict(node.more, prefix + MORE, tallies))
     if children:
         out["children"] = children
     return out

@@ -82,8 +82,8 @@ def test_anything_but_strings_takes_the_python_path():
     with pytest.raises(TypeError):
         _paths.full_places(tree._at, ("https://h/a/",), {}, {}, tree._place_of)
     with pytest.raises(TypeError):
-        _paths.count_tallies({"p": "not a place"}, ["p"], None, None, None)
-    assert _paths.count_tallies({}, [], ("a tuple",), None, None) is None
+        _paths.count_tallies({"p": "not a place"}, ["p"], None, None, None, 0)
+    assert _paths.count_tallies({}, [], ("a tuple",), None, None, 0) is None
 
 
 @needs_paths
