@@ -32,7 +32,6 @@ from discovery_crawler.outcomes import (
     COMPLETED,
     EXIT_CODES,
     FAILED,
-    INCOMPLETE,
     INTERRUPTED,
     MORE_TO_DO,
     OUTPUT_FAILED,
@@ -107,7 +106,7 @@ _ERRORS: dict[int, type[DiscoveryError]] = {
 # -- the result -----------------------------------------------------------------------------
 class Discovery(list):  # type: ignore[type-arg]
     """The records of a run (a list of dicts, one per URL, the feed's fields), with what
-    else the run said: ``outcome`` (``completed``, ``bounded``, ``more_to_do``, ``incomplete``),
+    else the run said: ``outcome`` (``completed``, ``bounded``, ``more_to_do``),
     ``exit_code``, ``run`` (this run's entry of ``_crawl-log.json``, parsed), ``files``
     (name → path of the files left in ``out``; empty when no ``out`` was given: the
     temporary folder is gone) and ``log`` (the run's log, stderr)."""
@@ -302,8 +301,8 @@ def discover(
     ``MAX_CHUNK_PAGES=0`` unless ``settings`` say otherwise). ``timeout`` (seconds) stops
     the run, which then raises ``Interrupted``. A run that does not complete its job
     raises a ``DiscoveryError``: ``BadArguments`` (exit 2), ``RunFailed`` (1),
-    ``Interrupted`` (3), ``OutputFailed`` (4); a bounded run (5), a chunk with more to
-    do (6) or a run that could not read a sitemap (7) returns, ``outcome`` says so."""
+    ``Interrupted`` (3), ``OutputFailed`` (4); a bounded run (5) or a chunk with more to
+    do (6) returns, ``outcome`` says so."""
     temporary = out is None
     folder = Path(tempfile.mkdtemp(prefix="discovery-")) if temporary else Path(out)
     settings = dict(settings or {})
@@ -327,12 +326,7 @@ def discover(
     finally:
         if temporary:
             shutil.rmtree(folder, ignore_errors=True)
-    if status in (
-        EXIT_CODES[COMPLETED],
-        EXIT_CODES[BOUNDED],
-        EXIT_CODES[MORE_TO_DO],
-        EXIT_CODES[INCOMPLETE],
-    ):
+    if status in (EXIT_CODES[COMPLETED], EXIT_CODES[BOUNDED], EXIT_CODES[MORE_TO_DO]):
         return result
     if timed_out:
         message = f"timed out after {timeout:g} s: the run was stopped"

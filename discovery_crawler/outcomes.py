@@ -1,8 +1,7 @@
 """How a run ended, in one word, and the exit status that says it (README "Exit status").
 
 A run is ``completed`` only when it saw everything in its scope: it was not stopped by a
-signal, a shutdown or a crash, every output was written, no limit stopped it early, and
-every sitemap it meant to read was read.
+signal, a shutdown or a crash, every output was written, and no limit stopped it early.
 Scripts (cron, Scrapyd, a service) read the exit status; people read the word, which the
 summary, ``_crawl-log.json`` (``runs[].status``) and ``preview.json`` carry.
 """
@@ -17,7 +16,6 @@ INTERRUPTED = "interrupted"  # a signal, a shutdown or a crash: resumable with J
 OUTPUT_FAILED = "output_failed"  # a file could not be written: the run stopped at once
 BOUNDED = "bounded"  # a limit stopped it early: complete up to the limit only
 MORE_TO_DO = "more_to_do"  # a chunk (MAX_CHUNK_PAGES) done, work left: run the job again
-INCOMPLETE = "incomplete"  # a sitemap could not be read (no answer, 5xx): its URLs are missing
 
 BAD_ARGUMENTS = 2  # before any run: a wrong -a/-s argument or feed (commands/crawl.py)
 EXIT_CODES = {
@@ -27,7 +25,6 @@ EXIT_CODES = {
     OUTPUT_FAILED: 4,
     BOUNDED: 5,
     MORE_TO_DO: 6,
-    INCOMPLETE: 7,
 }
 
 # The limits that stop a run before it has seen its whole scope (others, such as
@@ -55,10 +52,9 @@ def outcome_of(
     finish_reason: str | None,
     limits: Iterable[str] = (),
     write_error: str | None = None,
-    unread: str | None = None,
 ) -> str:
     """The run's outcome, worst first: a failed write, a failure, a chunk with work left,
-    an interruption, a sitemap it could not read (``unread``: which, and why), a limit."""
+    an interruption, a limit."""
     if write_error or finish_reason == OUTPUT_FAILED_REASON:
         return OUTPUT_FAILED
     if failure:
@@ -67,8 +63,6 @@ def outcome_of(
         return MORE_TO_DO
     if finish_reason is not None and finish_reason != "finished":
         return BOUNDED if finish_reason.startswith(_CLOSESPIDER) else INTERRUPTED
-    if unread:
-        return INCOMPLETE
     if not STOPPING_LIMITS.isdisjoint(limits):
         return BOUNDED
     return COMPLETED

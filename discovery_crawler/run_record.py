@@ -175,9 +175,6 @@ class RunRecord:
         self.warnings: list[str] = []
         self.failure: str | None = None  # set when the run could not do its job
         self.write_error: str | None = None  # the first output that could not be written
-        # The sitemaps it meant to read and could not, in words (``unread_sitemaps``), once
-        # the run is judged: the inventory lacks their URLs.
-        self.unread: str | None = None
         self.job: Any = None  # extensions/job.py: the resumable job's account, with JOBDIR
         # middlewares/chunk.py, MAX_CHUNK_PAGES: {"max_pages", "fetched", "more_to_do"}
         self.chunk: dict[str, Any] | None = None
@@ -241,25 +238,7 @@ class RunRecord:
     @property
     def outcome(self) -> str:
         """How the run ended (``outcomes.py``): completed, failed, interrupted, …"""
-        return outcome_of(
-            self.failure, self.finish_reason, self.limits, self.write_error, self.unread
-        )
-
-    def unread_sitemaps(self) -> list[Any]:
-        """The sitemap attempts that got no answer or a 5xx (after their retries): what
-        they list is missing. Not a conventional address (a guess that missed), a child
-        on another host (never fetched), nor one the site's robots.txt or the SSRF guard
-        refused (a rule, not a failure)."""
-        unread = []
-        for attempt in self.attempts.values():
-            error = attempt.error
-            if attempt.source == "conventional" or not error:
-                continue
-            if error.startswith(("on another", "refused")):
-                continue
-            if attempt.status is None or attempt.status >= 500:
-                unread.append(attempt)
-        return unread
+        return outcome_of(self.failure, self.finish_reason, self.limits, self.write_error)
 
     def attempts_ok(self) -> list[SitemapAttempt]:
         return [a for a in self.attempts.values() if a.ok]

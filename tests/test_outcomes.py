@@ -13,19 +13,12 @@ reasons = st.sampled_from(
 limits = st.lists(st.sampled_from([*sorted(STOPPING_LIMITS), "PAGE_MAX_BYTES"]), max_size=3)
 
 
-@given(
-    st.sampled_from([None, "site unreachable"]),
-    reasons,
-    limits,
-    st.sampled_from([None, "x"]),
-    st.sampled_from([None, "sitemap http://127.0.0.1/s.xml could not be read (HTTP 503)"]),
-)
-def test_completed_only_when_nothing_stopped_the_run(failure, reason, bound, write_error, unread):
-    outcome = outcome_of(failure, reason, bound, write_error, unread)
+@given(st.sampled_from([None, "site unreachable"]), reasons, limits, st.sampled_from([None, "x"]))
+def test_completed_only_when_nothing_stopped_the_run(failure, reason, bound, write_error):
+    outcome = outcome_of(failure, reason, bound, write_error)
     nothing_stopped = (
         not failure
         and not write_error
-        and not unread
         and reason in (None, "finished")
         and STOPPING_LIMITS.isdisjoint(bound)
     )
@@ -43,11 +36,6 @@ def test_each_outcome_has_its_own_exit_status():
     assert outcome_of(None, "finished", ["PAGE_MAX_BYTES"]) == "completed"
     assert outcome_of(None, "chunk_done", ["BFS_MAX_PAGES"]) == "more_to_do"
     assert outcome_of("site unreachable", "chunk_done") == "failed"
-    unread = "sitemap http://127.0.0.1/s.xml could not be read (HTTP 503)"
-    assert outcome_of(None, "finished", unread=unread) == "incomplete"
-    assert outcome_of(None, "finished", ["SITEMAP_MAX_URLS"], unread=unread) == "incomplete"
-    assert outcome_of("site unreachable", "finished", unread=unread) == "failed"
-    assert outcome_of(None, "shutdown", unread=unread) == "interrupted"
     assert EXIT_CODES == {
         "completed": 0,
         "failed": 1,
@@ -55,6 +43,5 @@ def test_each_outcome_has_its_own_exit_status():
         "output_failed": 4,
         "bounded": 5,
         "more_to_do": 6,
-        "incomplete": 7,
     }
     assert exit_code(None) == 1

@@ -23,7 +23,6 @@ from discovery_crawler.outcomes import (
     BOUNDED,
     COMPLETED,
     FAILED,
-    INCOMPLETE,
     INTERRUPTED,
     MORE_TO_DO,
     OUTPUT_FAILED,
@@ -87,8 +86,6 @@ def outcome_lines(record: RunRecord) -> list[str]:
             f"MAX_CHUNK_PAGES={chunk.get('max_pages', 0):,}; run the same command again "
             "(same job folder) to continue"
         ]
-    if outcome == INCOMPLETE:
-        return [f"INCOMPLETE: {record.unread}; the inventory lacks the URLs listed there"]
     if outcome == BOUNDED:
         stopped = [name for name in record.limits if name in STOPPING_LIMITS]
         why = ", ".join(stopped) or record.finish_reason or "a limit"

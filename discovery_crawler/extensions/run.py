@@ -239,14 +239,6 @@ class DiscoveryRun:
             record.warn("no sitemap yielded any URL (see discovery.sitemap_attempts for why)")
         if record.failure:
             stats.set_value("discovery/failed", record.failure)
-        elif unread := record.unread_sitemaps():
-            first = unread[0]
-            record.unread = (
-                f"sitemap {first.url} could not be read ({first.error})"
-                if len(unread) == 1
-                else f"{len(unread):,} sitemaps could not be read ({first.url}: {first.error}, …)"
-            )
-            stats.set_value("discovery/sitemaps/unread", len(unread))
         for raw, to in self.origins.rewritten.items():
             why = "www vs bare host" if raw.split("://")[1] != to.split("://")[1] else "scheme"
             record.note(
