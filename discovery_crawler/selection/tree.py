@@ -72,16 +72,17 @@ class Node:
     @property
     def tally(self) -> dict[Key, int]:
         """The URLs at or below this node, by (kind, source, status), in first-seen order."""
-        counts, seqs = _aggregate(self)
-        return {key: counts[key] for key in sorted(counts, key=seqs.__getitem__)}
+        return _aggregates(self)[self]
 
     @property
     def count(self) -> int:
-        return sum(_aggregate(self)[0].values())
+        return sum(self.tally.values())
 
 
 def _aggregates(root: Node) -> dict[Node, dict[Key, int]]:
-    """Every node's tally (``Node.tally``), summed in one walk of the tree."""
+    """The tally of ``root`` and of every node below it (``Node.tally``), summed in one
+    walk: a node's own and leaf counts, and each child's (its ``…`` entry's too) less the
+    child's leaf counts, which the node counted as its own already."""
     tallies: dict[Node, dict[Key, int]] = {}
 
     def walk(node: Node) -> tuple[dict[Key, int], dict[Key, int]]:
@@ -123,20 +124,6 @@ def _add_below(
         seq = firsts[key]
         if seqs.get(key, seq) >= seq:
             seqs[key] = seq
-
-
-def _aggregate(node: Node) -> tuple[dict[Key, int], dict[Key, int]]:
-    """(counts, first seqs) of the URLs at or below ``node``: its own and leaf counts, and
-    each child's (its ``…`` entry's too) less the child's leaf counts, which its parent
-    counted as its own already."""
-    counts = dict(node.own)
-    seqs = dict(node.seqs)
-    for key, n in node.leaf.items():
-        counts[key] = counts.get(key, 0) + n
-    for child in _children(node):
-        below, firsts = _aggregate(child)
-        _add_below(counts, seqs, below, firsts, child.leaf)
-    return {key: n for key, n in counts.items() if n}, seqs
 
 
 def _column(values: Sequence[Any] | None, n: int) -> Iterable[Any]:
