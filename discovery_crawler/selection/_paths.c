@@ -392,7 +392,7 @@ column_item(PyObject *column, Py_ssize_t i)
 /* tree.py _count: the batch's URLs counted by (place, key), each count added to the own
  * counts of its place's node (its "…" entry when it has one) and the key's first URL
  * there noted in the node's ``seqs`` (`offset` + its index in the batch, the smallest
- * kept); the tallies up the tree are summed when they are read (``_aggregate``).
+ * kept); the tallies up the tree are summed when they are read (``_aggregates``).
  * `places` is {parent: (last, alone)}, the columns lists as long as `parents` or None
  * (anything else: None, the caller counts in Python); True once counted. */
 static PyObject *
