@@ -14,14 +14,14 @@ not kept, and the limit is recorded as bound.
 from __future__ import annotations
 
 from itertools import compress
-from operator import is_not, itemgetter
+from operator import is_not, itemgetter, not_
 from typing import TYPE_CHECKING, Any
 
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.signals import urls_expected
 from discovery_crawler.urls.normalize import twin_keys
-from discovery_crawler.urls.seen import RENAMED
+from discovery_crawler.urls.seen import ALIASED, RENAMED
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -104,13 +104,28 @@ class DedupPipeline(BatchStage):
         new: list[bool],
         room: int,
     ) -> tuple[list[dict[str, Any]], int, int, int]:
-        """A batch with duplicates or past the URL limit, record by record, in order (a
-        duplicate's handling reads what the records before it added): (kept records,
-        duplicates, over the limit, twins noted in aliases)."""
+        """A batch with duplicates or past the URL limit: (kept records, duplicates, over the
+        limit, twins noted in aliases). A duplicate's handling reads what the records
+        before it added, and only under its own key, so without a limit the new records
+        are admitted a batch at a time and the duplicates then handled one by one, in order;
+        under a limit, record by record."""
+        if room < 0:
+            kept = list(compress(records, new))
+            self._admitted(kept, list(compress(urls, new)), list(compress(keys, new)))
+            old = list(map(not_, new))
+            aliased = renamed = 0
+            for rec, url, key in zip(
+                compress(records, old), compress(urls, old), compress(keys, old), strict=True
+            ):
+                twin = self._duplicate(rec, url, key)
+                renamed += twin == RENAMED
+                aliased += twin == ALIASED
+            if renamed:
+                self.record.counts["slash_twins"] += renamed
+            return kept, len(records) - len(kept), 0, aliased
         record = self.record
-        seen = record.seen
         alternates_only = self.alternates_only
-        twins = seen.twins
+        twins = record.seen.twins
         kept = []
         duplicates = over_limit = aliased = 0
         for rec, url, key, is_new in zip(records, urls, keys, new, strict=True):
@@ -127,20 +142,31 @@ class DedupPipeline(BatchStage):
                     twins.wrote(key, url)
                 continue
             duplicates += 1
-            if seen.upgraded(key):
-                seen.add_source(key, rec["sitemap"])
-            elif rec["source"] != _ALT and key in alternates_only:
-                # first met as an hreflang alternate, now listed: the listing wins
-                seen.upgrade(key, rec)
-                record.counts["alternate_only"] -= 1
-            else:
-                # trailing-slash twins: the slash form wins (SPEC §5 rule 7), taking this
-                # listing's record; or the other form is noted in the record's aliases
-                twin = twins.sighted(key, url, rec)
-                if twin == RENAMED:
-                    record.counts["slash_twins"] += 1
-                    continue
-                seen.add_source(key, rec["sitemap"])
-                if twin is not None:
-                    aliased += 1
+            twin = self._duplicate(rec, url, key)
+            if twin == RENAMED:
+                record.counts["slash_twins"] += 1
+            elif twin == ALIASED:
+                aliased += 1
         return kept, duplicates, over_limit, aliased
+
+    def _duplicate(self, rec: dict[str, Any], url: str, key: str) -> str | None:
+        """A record whose URL is already in the inventory: its listing joins the sources,
+        upgrades a URL first met as an alternate, or settles a trailing-slash twin
+        (``RENAMED``: the slash form took this listing's record; ``ALIASED``: the other
+        form noted in the record's aliases)."""
+        seen = self.record.seen
+        if seen.upgraded(key):
+            seen.add_source(key, rec["sitemap"])
+            return None
+        if rec["source"] != _ALT and key in self.alternates_only:
+            # first met as an hreflang alternate, now listed: the listing wins
+            seen.upgrade(key, rec)
+            self.record.counts["alternate_only"] -= 1
+            return None
+        # trailing-slash twins: the slash form wins (SPEC §5 rule 7), taking this listing's
+        # record; or the other form is noted in the record's aliases
+        twin = seen.twins.sighted(key, url, rec)
+        if twin == RENAMED:
+            return RENAMED
+        seen.add_source(key, rec["sitemap"])
+        return ALIASED if twin is not None else None

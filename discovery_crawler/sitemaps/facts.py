@@ -604,8 +604,9 @@ def worked_records(
 
     ``fresh``: the spider's origin rewrites are those the worker normalized with. When they
     changed since (the first batch named the site), a URL already on the site is as it
-    would be now, any other may not be: None unless every entry is on the site and none
-    has alternates (``entries_of`` then, and the normalize stage normalizes again)."""
+    would be now, any other may not be: None unless every entry and every hreflang
+    alternate is on the site (``entries_of`` then, and the normalize stage normalizes
+    again)."""
     n, urls = batch.n, batch.urls
     if not n:
         return None
@@ -631,7 +632,7 @@ def worked_records(
             else:
                 other_hosts[url[: url.find("/", 8)]] += 1
     listed = batch.listed
-    if listed and not fresh:
+    if listed and not fresh and not _hrefs_on_site(listed, site_prefix):
         return None
     priorities = _split(batch.priorities, n)
     heads = _split(batch.heads, n)
@@ -666,6 +667,13 @@ def worked_records(
             if owner in kept and rec["url"].startswith(site_prefix)
         )
     return Worked(records, lines, malformed, other_hosts)
+
+
+def _hrefs_on_site(listed: dict[int, tuple[tuple[str | None, str], ...]], site_prefix: str) -> bool:
+    """Every hreflang alternate of the batch is on the site: as the spider's origin
+    rewrites would leave it, so the heads, alternates and alternates' records that the
+    worker wrote with them hold."""
+    return all(href.startswith(site_prefix) for pairs in listed.values() for _, href in pairs)
 
 
 def _facts_columns(batch: WorkedBatch) -> list[list[Any]]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from discovery_crawler.pipelines.dedup import DedupPipeline
-from tests.pipelines.helpers import SITE, build, crawler_for, records_batch, run_for
+from tests.pipelines.helpers import SITE, SITEMAP, build, crawler_for, records_batch, run_for
 
 
 def test_a_url_is_kept_once_and_its_other_sitemap_remembered():
@@ -61,3 +64,49 @@ def test_a_batch_of_new_urls_and_a_batch_with_duplicates_keep_the_same_books():
         assert counts["unique"] == 2 and counts["slash_twins"] == 1
         assert counts["alternate_only"] == 0  # the alternate was then listed
         assert [r["url"] for r in batch.records + later.records] == [SITE + "/a", SITE + "/x/"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["/a", "/a/", "/b/", "/b", "/c/", "/d", "/e/"]),
+                st.booleans(),  # an hreflang alternate
+                st.sampled_from([SITEMAP, SITE + "/other.xml"]),
+            ),
+            min_size=1,
+            max_size=8,
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_without_a_limit_the_books_are_those_kept_record_by_record(batches):
+    """No URL limit: a batch's new records admitted at once, then its duplicates one by
+    one, keep the same records and books as under a limit never reached (where each
+    record is taken in turn)."""
+    outcomes = []
+    for settings_dict in ({}, {"SITEMAP_MAX_URLS": 10**9}):
+        crawler = crawler_for(settings_dict)
+        run = run_for(crawler)
+        stage = build(DedupPipeline, crawler)
+        kept = []
+        for rows in batches:
+            batch = records_batch(*(path for path, _, _ in rows))
+            for rec, (_, alternate, sitemap) in zip(batch.records, rows, strict=True):
+                rec["source"] = "alternate" if alternate else "sitemap"
+                rec["sitemap"] = sitemap
+            stage.process_item(batch)
+            kept.append([(r["url"], r["source"]) for r in batch.records])
+        seen = run.record.seen
+        urls = sorted({SITE + path for rows in batches for path, _, _ in rows})
+        outcomes.append(
+            (
+                kept,
+                {k: v for k, v in run.record.counts.items() if k != "over_limit"},
+                [seen.sources_of(url) for url in urls],
+                sorted(map(str, seen.upgrades.values())),
+            )
+        )
+    assert outcomes[0] == outcomes[1]

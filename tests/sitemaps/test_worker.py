@@ -167,6 +167,32 @@ def test_a_line_from_worker_facts_equals_the_line_rendered_here():
     assert json_lines(carrying) == json_lines(plain)
 
 
+def test_a_stale_batch_whose_alternates_are_on_the_site_is_decoded_as_records():
+    """The site's origin rewrites changed after the worker normalized a batch (the first
+    batch named the site): a URL already on the site is as it would be now, so a batch whose
+    locations and hreflang alternates are all on the site decodes straight to the records a
+    fresh one gives; one alternate elsewhere sends it to the general path (None)."""
+    from discovery_crawler.sitemaps.facts import FROM_LISTING, worked_records
+
+    on_site = [
+        (f"{SITE}/a/", "2026-01-01", "", "0.5", (("en", f"{SITE}/a/"), ("de", "/de/a/"))),
+        (f"{SITE}/b/", "", "", "", ""),
+    ]
+    batch = worked_batch(on_site, BASE, Tools(RunContext(site=SITE)))
+    fresh = worked_records(batch, "sitemap", BASE, SITE + "/")
+    stale = worked_records(batch, "sitemap", BASE, SITE + "/", fresh=False)
+    assert fresh is not None and stale is not None
+    strip = lambda records: [{k: v for k, v in r.items() if k != FACTS} for r in records]  # noqa: E731
+    assert strip(stale.records) == strip(fresh.records)
+    assert [r["url"] for r in stale.records][-1] == f"{SITE}/de/a/"  # the alternate's record
+    assert None not in holding(stale.records, FROM_LISTING)
+    assert json_lines(stale.records) == json_lines(strip(fresh.records))
+    elsewhere = [(f"{SITE}/c/", "", "", "", (("fr", "https://www.example.com/fr/c/"),))]
+    batch = worked_batch(elsewhere, BASE, Tools(RunContext(site=SITE)))
+    assert worked_records(batch, "sitemap", BASE, SITE + "/") is not None
+    assert worked_records(batch, "sitemap", BASE, SITE + "/", fresh=False) is None
+
+
 def test_alternates_as_entries_are_left_to_the_normalize_stage():
     """Decoded as entries (the normalize stage's general path), an entry keeps its
     alternates as written and no head: the stage normalizes them, and writes the head."""
