@@ -18,15 +18,22 @@
 /* parent.find("/", parent.find("//") + 2) + 1: where a parent's path starts (0 when the
  * parent has no "/" after its scheme: the whole string is read as its path). */
 static Py_ssize_t
+find_dslash(PyObject *s, Py_ssize_t from, Py_ssize_t n)
+{
+    /* s.find("//", from, n), read in place (no needle string made for each parent) */
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (Py_ssize_t i = from; i + 1 < n; i++) {
+        if (PyUnicode_READ(kind, data, i) == '/' && PyUnicode_READ(kind, data, i + 1) == '/')
+            return i;
+    }
+    return -1;
+}
+
+static Py_ssize_t
 path_start(PyObject *parent, Py_ssize_t n)
 {
-    PyObject *sep = PyUnicode_FromStringAndSize("//", 2);
-    if (sep == NULL)
-        return -2;
-    Py_ssize_t scheme = PyUnicode_Find(parent, sep, 0, n, 1);
-    Py_DECREF(sep);
-    if (scheme == -2)
-        return -2;
+    Py_ssize_t scheme = find_dslash(parent, 0, n);
     Py_ssize_t from = scheme + 2;
     Py_ssize_t slash = from > n ? -1 : PyUnicode_FindChar(parent, '/', from, n, 1);
     if (slash == -2)
@@ -95,6 +102,167 @@ error:
     return NULL;
 }
 
+
+/* An index of a full tree's paths (the keys of tree.py's ``_at``) for full_places: each
+ * path is found by a hash of its code points, computed along a parent once, so walking up
+ * a parent's ancestors makes and hashes no substring. A full tree makes no node, so its
+ * ``_at`` no longer changes; the caller builds a new index when its size did. */
+typedef struct {
+    Py_ssize_t mask;
+    Py_ssize_t *slots; /* entry + 1; 0 = empty */
+    uint64_t *hashes;
+    PyObject **keys;
+    PyObject **nodes;
+    Py_ssize_t n;
+} PathIndex;
+
+#define INDEX_NAME "discovery_crawler.selection._paths.PathIndex"
+#define FNV_BASIS 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+#define INDEX_MAX_CUTS 64 /* a parent with more "/" in its path walks by substrings */
+
+static void
+index_free(PyObject *capsule)
+{
+    PathIndex *ix = PyCapsule_GetPointer(capsule, INDEX_NAME);
+    if (ix == NULL)
+        return;
+    for (Py_ssize_t e = 0; e < ix->n; e++) {
+        Py_XDECREF(ix->keys[e]);
+        Py_XDECREF(ix->nodes[e]);
+    }
+    PyMem_Free(ix->slots);
+    PyMem_Free(ix->hashes);
+    PyMem_Free(ix->keys);
+    PyMem_Free(ix->nodes);
+    PyMem_Free(ix);
+}
+
+/* the code points of s[start:start + len] and of key are the same */
+static int
+same_chars(PyObject *key, int kind, const void *data, Py_ssize_t start, Py_ssize_t len)
+{
+    if (PyUnicode_GET_LENGTH(key) != len)
+        return 0;
+    int key_kind = PyUnicode_KIND(key);
+    const void *key_data = PyUnicode_DATA(key);
+    if (key_kind == kind)
+        return memcmp(key_data, (const char *)data + start * kind, (size_t)(len * kind)) == 0;
+    for (Py_ssize_t j = 0; j < len; j++) {
+        if (PyUnicode_READ(key_kind, key_data, j) != PyUnicode_READ(kind, data, start + j))
+            return 0;
+    }
+    return 1;
+}
+
+static PyObject *
+index_find(PathIndex *ix, uint64_t h, int kind, const void *data, Py_ssize_t start,
+           Py_ssize_t len)
+{
+    for (Py_ssize_t i = (Py_ssize_t)(h & (uint64_t)ix->mask); ix->slots[i];
+         i = (i + 1) & ix->mask) {
+        Py_ssize_t e = ix->slots[i] - 1;
+        if (ix->hashes[e] == h && same_chars(ix->keys[e], kind, data, start, len))
+            return ix->nodes[e];
+    }
+    return NULL;
+}
+
+/* path_index(at) -> an index of at's paths for full_places, or None (a key is not a str) */
+static PyObject *
+path_index(PyObject *self, PyObject *args)
+{
+    PyObject *at;
+    if (!PyArg_ParseTuple(args, "O!:path_index", &PyDict_Type, &at))
+        return NULL;
+    Py_ssize_t n = PyDict_GET_SIZE(at), size = 8;
+    while (size < 2 * n)
+        size *= 2;
+    PathIndex *ix = PyMem_Calloc(1, sizeof(PathIndex));
+    if (ix == NULL)
+        return PyErr_NoMemory();
+    ix->mask = size - 1;
+    ix->slots = PyMem_Calloc(size, sizeof(Py_ssize_t));
+    ix->hashes = PyMem_Calloc(n ? n : 1, sizeof(uint64_t));
+    ix->keys = PyMem_Calloc(n ? n : 1, sizeof(PyObject *));
+    ix->nodes = PyMem_Calloc(n ? n : 1, sizeof(PyObject *));
+    PyObject *capsule = NULL;
+    if (ix->slots == NULL || ix->hashes == NULL || ix->keys == NULL || ix->nodes == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    capsule = PyCapsule_New(ix, INDEX_NAME, index_free);
+    if (capsule == NULL)
+        goto fail;
+    Py_ssize_t pos = 0;
+    PyObject *key, *node;
+    while (PyDict_Next(at, &pos, &key, &node)) {
+        if (!PyUnicode_CheckExact(key) || ix->n == n) {
+            Py_DECREF(capsule); /* frees what it holds */
+            Py_RETURN_NONE;
+        }
+        int kind = PyUnicode_KIND(key);
+        const void *data = PyUnicode_DATA(key);
+        uint64_t h = FNV_BASIS;
+        for (Py_ssize_t j = 0; j < PyUnicode_GET_LENGTH(key); j++)
+            h = (h ^ PyUnicode_READ(kind, data, j)) * FNV_PRIME;
+        Py_ssize_t e = ix->n++;
+        ix->hashes[e] = h;
+        ix->keys[e] = Py_NewRef(key);
+        ix->nodes[e] = Py_NewRef(node);
+        Py_ssize_t i = (Py_ssize_t)(h & (uint64_t)ix->mask);
+        while (ix->slots[i])
+            i = (i + 1) & ix->mask;
+        ix->slots[i] = e + 1;
+    }
+    return capsule;
+fail:
+    PyMem_Free(ix->slots);
+    PyMem_Free(ix->hashes);
+    PyMem_Free(ix->keys);
+    PyMem_Free(ix->nodes);
+    PyMem_Free(ix);
+    return NULL;
+}
+
+/* full_places' walk up a parent's path with the index: the node of the longest of the
+ * path, its prefixes ending in "/" and the empty path that `at` has (``*is_own``: the whole
+ * path's); NULL when none has one, or -1 in ``*is_own`` when the path has too many "/". */
+static PyObject *
+indexed_node(PathIndex *ix, PyObject *parent, Py_ssize_t start, Py_ssize_t len, int *is_own)
+{
+    int kind = PyUnicode_KIND(parent);
+    const void *data = PyUnicode_DATA(parent);
+    Py_ssize_t cuts[INDEX_MAX_CUTS];
+    uint64_t at_cut[INDEX_MAX_CUTS];
+    int m = 0;
+    uint64_t h = FNV_BASIS;
+    for (Py_ssize_t j = 0; j < len; j++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, start + j);
+        h = (h ^ c) * FNV_PRIME;
+        if (c == '/' && j < len - 1) { /* a prefix shorter than the whole path */
+            if (m == INDEX_MAX_CUTS) {
+                *is_own = -1;
+                return NULL;
+            }
+            cuts[m] = j + 1;
+            at_cut[m++] = h;
+        }
+    }
+    *is_own = 1;
+    PyObject *node = index_find(ix, h, kind, data, start, len);
+    if (node != NULL)
+        return node;
+    *is_own = 0;
+    while (m > 0) {
+        m--;
+        node = index_find(ix, at_cut[m], kind, data, start, cuts[m]);
+        if (node != NULL)
+            return node;
+    }
+    return len > 0 ? index_find(ix, FNV_BASIS, kind, data, start, 0) : NULL;
+}
+
 /* tree.py PathTree._places_when_full's walk: for each parent of the list, the node of its
  * path in `at` (path -> node), else of its nearest ancestor path with one. The place of a
  * node is memoised by the caller's dicts (`own` for a parent's own node, `up` for an
@@ -105,10 +273,16 @@ error:
 static PyObject *
 full_places(PyObject *self, PyObject *args)
 {
-    PyObject *at, *parents, *own, *up, *place_of;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O:full_places", &PyDict_Type, &at, &PyList_Type,
-                          &parents, &PyDict_Type, &own, &PyDict_Type, &up, &place_of))
+    PyObject *at, *parents, *own, *up, *place_of, *index = Py_None;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O|O:full_places", &PyDict_Type, &at, &PyList_Type,
+                          &parents, &PyDict_Type, &own, &PyDict_Type, &up, &place_of, &index))
         return NULL;
+    PathIndex *ix = NULL;
+    if (index != Py_None) {
+        ix = PyCapsule_GetPointer(index, INDEX_NAME);
+        if (ix == NULL)
+            return NULL;
+    }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(parents); i++) {
         if (!PyUnicode_CheckExact(PyList_GET_ITEM(parents, i)))
             Py_RETURN_NONE;
@@ -116,11 +290,6 @@ full_places(PyObject *self, PyObject *args)
     PyObject *places = PyDict_New();
     if (places == NULL)
         return NULL;
-    PyObject *dslash = PyUnicode_FromStringAndSize("//", 2);
-    if (dslash == NULL) {
-        Py_DECREF(places);
-        return NULL;
-    }
     /* re-read each step: place_of is Python code and could change the list */
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(parents); i++) {
         PyObject *parent = Py_NewRef(PyList_GET_ITEM(parents, i));
@@ -135,12 +304,19 @@ full_places(PyObject *self, PyObject *args)
             if (start == -2)
                 goto error;
             Py_ssize_t len = n - start;
-            Py_ssize_t empty = len >= 2 ? PyUnicode_Find(parent, dslash, start, n, 1) : -1;
-            if (empty == -2)
-                goto error;
+            Py_ssize_t empty = len >= 2 ? find_dslash(parent, start, n) : -1;
             int special = empty >= 0 || (len > 0 && PyUnicode_READ_CHAR(parent, start) == '/');
             is_own = 1;
-            while (!special) {
+            if (ix != NULL && !special) {
+                node = indexed_node(ix, parent, start, len, &is_own);
+                if (is_own >= 0) {
+                    special = node == NULL; /* no root in the index: the walk's not to decide */
+                }
+                else {
+                    is_own = 1; /* too many "/": walked by substrings below */
+                }
+            }
+            while (!special && node == NULL) {
                 PyObject *path = PyUnicode_Substring(parent, start, start + len);
                 if (path == NULL)
                     goto error;
@@ -195,7 +371,6 @@ full_places(PyObject *self, PyObject *args)
         continue;
     bad_type:
         Py_DECREF(parent);
-        Py_DECREF(dslash);
         Py_DECREF(places);
         Py_RETURN_NONE;
     error:
@@ -203,10 +378,8 @@ full_places(PyObject *self, PyObject *args)
         Py_DECREF(parent);
         goto error_out;
     }
-    Py_DECREF(dslash);
     return places;
 error_out:
-    Py_DECREF(dslash);
     Py_DECREF(places);
     return NULL;
 }
@@ -584,6 +757,8 @@ static PyMethodDef methods[] = {
      "top_groups(parents: dict, home) -> dict | None: groups.py's _groups_of."},
     {"full_places", full_places, METH_VARARGS,
      "full_places(at, parents, own, up, place_of) -> dict | None: tree.py's full-tree places."},
+    {"path_index", path_index, METH_VARARGS,
+     "path_index(at: dict) -> an index of its paths for full_places | None."},
     {"count_tallies", count_tallies, METH_VARARGS,
      "count_tallies(places, parents, kinds, sources, statuses, offset) -> True | None: tree.py's _count."},
     {"split_many", split_many, METH_VARARGS,

@@ -169,6 +169,9 @@ class PathTree:
         # met as a parent's own (``_own_places``) and as an ancestor's (``_up_places``).
         self._own_places: dict[Node, tuple[Node, Node | None]] = {}
         self._up_places: dict[Node, tuple[Node, Node | None]] = {}
+        # (len(_at), ``_paths.path_index(_at)``): a full tree's paths found without making
+        # a substring of each ancestor (built again if ``_at`` grew since).
+        self._index: tuple[int, Any] | None = None
 
     # -- building -------------------------------------------------------------------------
     def _room(self, node: Node) -> bool:
@@ -275,8 +278,11 @@ class PathTree:
         """``_places_when_full``, in C where it was built (~2.3 µs of the spider's per-URL
         cost on the realistic bench tree in Python, bench/README.md)."""
         if _paths is not None:
+            index = self._index
+            if index is None or index[0] != len(self._at):
+                index = self._index = (len(self._at), _paths.path_index(self._at))
             places = _paths.full_places(
-                self._at, parents, self._own_places, self._up_places, self._place_of
+                self._at, parents, self._own_places, self._up_places, self._place_of, index[1]
             )
             if places is not None:
                 return places

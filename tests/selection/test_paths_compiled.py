@@ -107,6 +107,37 @@ def test_the_full_tree_walk_places_each_parent_at_its_nearest_node():
     assert tree._own_places[ab] == (ab, ab.more)
 
 
+@needs_paths
+def test_the_index_of_a_full_tree_finds_the_nodes_the_walk_by_substrings_finds():
+    """``path_index``: each parent's ancestors looked up by a hash of its code points, not
+    a substring each — the same places for wide strings, a path with more "/" than the
+    index walks (by substrings then) and one whose nearest node is the root."""
+    tree = PathTree(max_children=10, max_nodes=6)
+    tree.add_many(["https://h/a/b/c", "https://h/a/d", "https://h/é/日/x", "https://h/é/y"])
+    assert tree.nodes == 6
+    deep = "https://h/a/" + "s/" * 70
+    parents = [
+        "https://h/a/b/",
+        "https://h/a/z/q/",
+        "https://h/zz/",
+        "https://h/é/日/",
+        "https://h/é/日本/",
+        "https://h/é/",
+        "https://",
+        "https://h/a//x/",
+        deep,
+        "https://h/",
+    ]
+    index = _paths.path_index(tree._at)
+    assert index is not None
+    walked = _paths.full_places(tree._at, parents, {}, {}, tree._place_of)
+    indexed = _paths.full_places(tree._at, parents, {}, {}, tree._place_of, index)
+    assert indexed == walked
+    assert indexed == tree._places_when_full(parents)
+    assert indexed[deep] == (tree._at["a/"].more, None)
+    assert _paths.path_index({1: tree.root}) is None
+
+
 _SPLIT_SEGMENTS = st.sampled_from(["a", "", "é", "x?y", "#f", "?", "//", "%2F", "a.b/", "日本"])
 _SPLIT_URLS = st.one_of(
     st.lists(_SPLIT_SEGMENTS, max_size=6).map(lambda s: "https://h/" + "/".join(s)),
