@@ -58,26 +58,40 @@ _SLUG = re.compile(r"(?:[a-z0-9]|%[0-9a-f]{2})+(?:[-_.+~](?:[a-z0-9]|%[0-9a-f]{2
 _EXTENSION = re.compile(r"(.+)(\.[A-Za-z0-9]{1,5})")
 
 
+_HEX_START = frozenset("0123456789abcdef")
+
+
+def _is_slug(text: str) -> bool:
+    """``_SLUG.fullmatch(text)``: lowercase ASCII words joined by single hyphens, the
+    usual slug, told by string methods first (the pattern walks it a character a time)."""
+    if text.isascii() and "--" not in f"-{text}-" and text.replace("-", "").isalnum():
+        return True
+    return _SLUG.fullmatch(text) is not None
+
+
 def segment_shape(segment: str) -> str:
-    """The shape of a URL's last segment (``post-12/`` → ``{slug}/``), see the module doc."""
+    """The shape of a URL's last segment (``post-12/`` → ``{slug}/``), see the module doc.
+    Each pattern is tried only where its first character could match."""
     slash = "/" if segment.endswith("/") else ""
     text = segment.rstrip("/")
     ext = ""
-    found = _EXTENSION.fullmatch(text)
+    found = _EXTENSION.fullmatch(text) if "." in text else None
     if found is not None and not found.group(2)[1:].isdigit():
         text, ext = found.group(1), found.group(2).lower()
     if not text:
         shape = "{empty}"
-    elif text.isdigit() and not _DATE.fullmatch(text):
-        shape = "{n}"
-    elif _DATE.fullmatch(text):
+    elif text[0].isdigit() and _DATE.fullmatch(text):
         shape = "{date}"
-    elif _ID.fullmatch(text.lower()):
-        shape = "{id}"
-    elif _SLUG.fullmatch(text.lower()):
-        shape = "{slug}"
+    elif text.isdigit():
+        shape = "{n}"
     else:
-        shape = "{other}"
+        lowered = text.lower()
+        if lowered[0] in _HEX_START and _ID.fullmatch(lowered):
+            shape = "{id}"
+        elif _is_slug(lowered):
+            shape = "{slug}"
+        else:
+            shape = "{other}"
     return shape + ext + slash
 
 

@@ -9,6 +9,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from discovery_crawler.selection import groups as groups_module
 from discovery_crawler.selection.groups import Groups, group_of_parent, groups_lines, segment_shape
 from discovery_crawler.selection.parents import parent_path, split_many
 
@@ -153,6 +154,50 @@ def test_segment_shapes():
         "": "{empty}",
     }
     assert {k: segment_shape(k) for k in cases} == cases
+
+
+def _shape_by_patterns(segment):
+    """``segment_shape`` as first written, every pattern tried in turn: the definition."""
+    slash = "/" if segment.endswith("/") else ""
+    text = segment.rstrip("/")
+    ext = ""
+    found = groups_module._EXTENSION.fullmatch(text)
+    if found is not None and not found.group(2)[1:].isdigit():
+        text, ext = found.group(1), found.group(2).lower()
+    if not text:
+        shape = "{empty}"
+    elif text.isdigit() and not groups_module._DATE.fullmatch(text):
+        shape = "{n}"
+    elif groups_module._DATE.fullmatch(text):
+        shape = "{date}"
+    elif groups_module._ID.fullmatch(text.lower()):
+        shape = "{id}"
+    elif groups_module._SLUG.fullmatch(text.lower()):
+        shape = "{slug}"
+    else:
+        shape = "{other}"
+    return shape + ext + slash
+
+
+_SHAPE_TEXT = st.text(alphabet="ab0129-_.%~+/fFKéİ²٣ \u212a", max_size=24)
+_SHAPE_DATES = st.from_regex(
+    r"((19|20)\d{6}|\d{4}-\d{2}(-\d{2})?)(\.[a-z]{1,4})?/?", fullmatch=True
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.one_of(
+        _SHAPE_TEXT,
+        _SHAPE_DATES,
+        st.text(max_size=16),
+        st.from_regex(r"[a-z0-9]+(-[a-z0-9]+)*/?", fullmatch=True),
+    )
+)
+def test_segment_shape_is_the_patterns_tried_in_turn(segment):
+    """The string-method shortcuts (a slug told without its pattern, a pattern tried only
+    where its first character could match) give the patterns' shape, Unicode included."""
+    assert segment_shape(segment) == _shape_by_patterns(segment)
 
 
 def test_summary_line():
