@@ -1,15 +1,15 @@
 /* Per-parent loops of selection/tree.py and selection/groups.py, and the per-URL splits of
  * selection/parents.py they start from, compiled.
  *
- * Written in C because on a site with very many distinct parents (the realistic bench tree:
- * ~770k parents in 1.1M URLs) these run once per URL, and they were the largest part of
- * the spider's per-URL cost: the groups stage was ~40 % of its pipeline time (cProfile of
- * the realistic tree; bench/README.md has the numbers). Each function is the compiled twin
- * of a Python definition that stays, and is used where this module was not built;
- * tests/selection/test_paths_compiled.py checks both agree on hypothesis inputs.
+ * Written in C because on a site with very many distinct parents these run about once per
+ * URL, and they were the largest part of the spider's per-URL cost (bench/README.md has the
+ * numbers). Each function is the compiled twin of a Python definition that stays, and is
+ * used where this module was not built; tests/selection/test_paths_compiled.py checks both
+ * agree on hypothesis inputs.
  *
- * Every string operation is the Python one (PyUnicode_Find, PyUnicode_Substring, or a scan
- * with PyUnicode_READ): any string, of any width, is handled as the Python code handles it; anything that is not a
+ * Every string operation is the Python one (PyUnicode_FindChar, PyUnicode_Substring, or a
+ * scan with PyUnicode_READ): any string, of any width, is handled as the Python code handles
+ * it (the path index hashes code points, not bytes, for that reason); anything that is not a
  * str makes the function answer None, and the caller takes the Python path.
  */
 #define PY_SSIZE_T_CLEAN
