@@ -15,12 +15,10 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-/* parent.find("/", parent.find("//") + 2) + 1: where a parent's path starts (0 when the
- * parent has no "/" after its scheme: the whole string is read as its path). */
+/* s.find("//", from, n), read in place (no needle string made for each parent) */
 static Py_ssize_t
 find_dslash(PyObject *s, Py_ssize_t from, Py_ssize_t n)
 {
-    /* s.find("//", from, n), read in place (no needle string made for each parent) */
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
     for (Py_ssize_t i = from; i + 1 < n; i++) {
@@ -30,6 +28,8 @@ find_dslash(PyObject *s, Py_ssize_t from, Py_ssize_t n)
     return -1;
 }
 
+/* parent.find("/", parent.find("//") + 2) + 1: where a parent's path starts (0 when the
+ * parent has no "/" after its scheme: the whole string is read as its path). */
 static Py_ssize_t
 path_start(PyObject *parent, Py_ssize_t n)
 {
@@ -102,7 +102,6 @@ error:
     return NULL;
 }
 
-
 /* An index of a full tree's paths (the keys of tree.py's ``_at``) for full_places: each
  * path is found by a hash of its code points, computed along a parent once, so walking up
  * a parent's ancestors makes and hashes no substring. A full tree makes no node, so its
@@ -120,6 +119,13 @@ typedef struct {
 #define FNV_BASIS 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
 #define INDEX_MAX_CUTS 64 /* a parent with more "/" in its path walks by substrings */
+
+/* one code point into a path's hash (FNV-1a over code points, so any width hashes alike) */
+static inline uint64_t
+fnv_step(uint64_t h, Py_UCS4 c)
+{
+    return (h ^ c) * FNV_PRIME;
+}
 
 static void
 index_free(PyObject *capsule)
@@ -181,19 +187,21 @@ path_index(PyObject *self, PyObject *args)
     PathIndex *ix = PyMem_Calloc(1, sizeof(PathIndex));
     if (ix == NULL)
         return PyErr_NoMemory();
+    PyObject *capsule = PyCapsule_New(ix, INDEX_NAME, index_free);
+    if (capsule == NULL) {
+        PyMem_Free(ix);
+        return NULL;
+    }
+    /* from here the capsule owns the index: releasing it frees what was made so far */
     ix->mask = size - 1;
     ix->slots = PyMem_Calloc(size, sizeof(Py_ssize_t));
     ix->hashes = PyMem_Calloc(n ? n : 1, sizeof(uint64_t));
     ix->keys = PyMem_Calloc(n ? n : 1, sizeof(PyObject *));
     ix->nodes = PyMem_Calloc(n ? n : 1, sizeof(PyObject *));
-    PyObject *capsule = NULL;
     if (ix->slots == NULL || ix->hashes == NULL || ix->keys == NULL || ix->nodes == NULL) {
-        PyErr_NoMemory();
-        goto fail;
+        Py_DECREF(capsule);
+        return PyErr_NoMemory();
     }
-    capsule = PyCapsule_New(ix, INDEX_NAME, index_free);
-    if (capsule == NULL)
-        goto fail;
     Py_ssize_t pos = 0;
     PyObject *key, *node;
     while (PyDict_Next(at, &pos, &key, &node)) {
@@ -205,7 +213,7 @@ path_index(PyObject *self, PyObject *args)
         const void *data = PyUnicode_DATA(key);
         uint64_t h = FNV_BASIS;
         for (Py_ssize_t j = 0; j < PyUnicode_GET_LENGTH(key); j++)
-            h = (h ^ PyUnicode_READ(kind, data, j)) * FNV_PRIME;
+            h = fnv_step(h, PyUnicode_READ(kind, data, j));
         Py_ssize_t e = ix->n++;
         ix->hashes[e] = h;
         ix->keys[e] = Py_NewRef(key);
@@ -216,13 +224,6 @@ path_index(PyObject *self, PyObject *args)
         ix->slots[i] = e + 1;
     }
     return capsule;
-fail:
-    PyMem_Free(ix->slots);
-    PyMem_Free(ix->hashes);
-    PyMem_Free(ix->keys);
-    PyMem_Free(ix->nodes);
-    PyMem_Free(ix);
-    return NULL;
 }
 
 /* full_places' walk up a parent's path with the index: the node of the longest of the
@@ -239,7 +240,7 @@ indexed_node(PathIndex *ix, PyObject *parent, Py_ssize_t start, Py_ssize_t len, 
     uint64_t h = FNV_BASIS;
     for (Py_ssize_t j = 0; j < len; j++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, start + j);
-        h = (h ^ c) * FNV_PRIME;
+        h = fnv_step(h, c);
         if (c == '/' && j < len - 1) { /* a prefix shorter than the whole path */
             if (m == INDEX_MAX_CUTS) {
                 *is_own = -1;
