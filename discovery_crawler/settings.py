@@ -103,6 +103,10 @@ EXTENSIONS_BASE = {
 }
 GC_GEN0_THRESHOLD = 50_000  # young objects between collections while crawling (0 = Python's)
 MALLOC_TRIM_INTERVAL = 0.25  # seconds between glibc malloc_trim calls while crawling (0 = off)
+# Bytes from which glibc maps a block on its own (0 = its sliding threshold), in the spider
+# and the sitemap worker: above a worker reply (two batches of 1,000 URLs, ~1 MB: mapped,
+# each would cost its page faults twice), below a large sitemap's gzipped body.
+MALLOC_MMAP_THRESHOLD = 5 << 18
 
 # Politeness: at most one request per HOST_INTERVAL seconds to a host (0 = off).
 HOST_INTERVAL = 1.0

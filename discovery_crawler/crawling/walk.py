@@ -119,6 +119,7 @@ class SitemapWalk:
             else 0
         )
         self.worker_lines = settings.getbool("SITEMAP_WORKER_LINES")
+        self.mmap_threshold = settings.getint("MALLOC_MMAP_THRESHOLD")
         self.worker_early = settings.getbool("SITEMAP_WORKER_EARLY")
         self.conventional_paths = settings.getlist("SITEMAP_CONVENTIONAL_PATHS")
         # SSRF_SAME_ORIGIN under the guard: robots.txt Sitemap: lines and index children
@@ -414,7 +415,7 @@ class SitemapWalk:
         return worker.broken is None
 
     def _start_worker(self) -> ParseWorker:
-        self._worker = worker = ParseWorker()
+        self._worker = worker = ParseWorker(self.mmap_threshold)
         try:
             worker.start()
         except (OSError, ValueError, RuntimeError) as exc:  # ValueError: no pass_fds

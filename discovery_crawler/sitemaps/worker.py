@@ -119,7 +119,7 @@ _LAUNCH = f"import sys; from {__name__} import main; sys.exit(main(sys.argv[1:])
 class ParseWorker:
     """The spider's side: starts the worker, sends documents, streams replies."""
 
-    def __init__(self) -> None:
+    def __init__(self, mmap_threshold: int = 0) -> None:
         # queue, subprocess and asyncio are imported in the methods, on the spider's side
         # only: the worker process imports this module too, and needs none of them.
         import queue
@@ -133,6 +133,9 @@ class ParseWorker:
         self.broken: str | None = None  # why the worker is unusable, once it is
         self._credits = threading.Semaphore(MAX_BUFFERED)
         self._closing = False
+        # glibc reads its tunables from the environment at start-up: the worker's heap is
+        # tuned as ``extensions/malloc_trim.py`` tunes the spider's (0: glibc's default).
+        self._mmap_threshold = mmap_threshold
 
     def start(self) -> None:
         """Start the worker process and its two pipe threads; raise ``OSError`` if not."""
@@ -149,6 +152,8 @@ class ParseWorker:
         env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        if self._mmap_threshold > 0:
+            env["MALLOC_MMAP_THRESHOLD_"] = str(self._mmap_threshold)
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-c", _LAUNCH, str(to_worker_r), str(from_worker_w)],

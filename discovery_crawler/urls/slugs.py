@@ -48,7 +48,7 @@ a new claimant and gets the next suffix. A previous run's ``url → slug`` assig
 
 Memory, for 10M-URL sites: no URL or slug string is kept — one 64-bit fingerprint (Python
 ``hash()``, in-process only) per slug given, in the open-addressing table of
-``urls.seen.SeenSet``: 8 bytes a slot, 35–70% full (16.8 MB for 1M URLs). Each base that
+``urls.seen.SeenSet``: 8 bytes a slot, 35–70% full, to 85% once reserved. Each base that
 collided keeps its next counter; ``from_existing`` keeps its mapping. Two different slugs
 with the same 64-bit fingerprint would make the second one take a suffix it did not need —
 odds ~n²/2⁶⁵. Results do not depend on the hash seed (a test checks two).

@@ -448,6 +448,26 @@ def test_the_worker_process_round_trip_and_death():
     assert "exited" in why
 
 
+def test_the_worker_process_starts_with_the_spiders_mmap_threshold():
+    """glibc reads ``MALLOC_MMAP_THRESHOLD_`` at start-up: the worker is given the threshold
+    the spider pinned (``MALLOC_MMAP_THRESHOLD``), and none when it is 0."""
+
+    async def environ_of(threshold: int) -> dict[str, str]:
+        pool = ParseWorker(threshold)
+        pool.start()
+        try:
+            assert pool._process is not None
+            raw = Path(f"/proc/{pool._process.pid}/environ").read_bytes()
+        finally:
+            pool.close()
+        return dict(v.split("=", 1) for v in raw.decode().split("\0") if "=" in v)
+
+    if not Path("/proc/self/environ").exists():
+        pytest.skip("no /proc on this platform")
+    assert asyncio.run(environ_of(1 << 20))["MALLOC_MMAP_THRESHOLD_"] == str(1 << 20)
+    assert "MALLOC_MMAP_THRESHOLD_" not in asyncio.run(environ_of(0))
+
+
 def _sorted_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: r["url"])
 
@@ -814,7 +834,7 @@ def test_the_tables_are_sized_once_for_the_urls_the_sitemaps_promise(serve, tmp_
     assert sized.returncode == 0 and grown.returncode == 0, sized.stderr[-3000:]
     assert "'discovery/urls_expected': 100000," in sized.stderr
     assert "'discovery/tables/slugs_resizes': 1," in sized.stderr
-    assert "'discovery/tables/slugs_bytes': 1333336," in sized.stderr  # 100,000 / 0.6 slots
+    assert "'discovery/tables/slugs_bytes': 1111112," in sized.stderr  # 100,000 / 0.72 slots
     assert "urls_expected" not in grown.stderr
     assert "'discovery/tables/slugs_resizes': 2," in grown.stderr
     assert "'discovery/tables/slugs_bytes': 1179648," in grown.stderr  # 147,456 slots
