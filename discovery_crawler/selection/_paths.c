@@ -21,6 +21,15 @@ find_dslash(PyObject *s, Py_ssize_t from, Py_ssize_t n)
 {
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
+    if (kind == PyUnicode_1BYTE_KIND) { /* from one "/" to the next: a path has a few */
+        const Py_UCS1 *p = data, *end = p + n, *at = p + from;
+        while (at + 1 < end && (at = memchr(at, '/', (size_t)(end - 1 - at))) != NULL) {
+            if (at[1] == '/')
+                return at - p;
+            at++;
+        }
+        return -1;
+    }
     for (Py_ssize_t i = from; i + 1 < n; i++) {
         if (PyUnicode_READ(kind, data, i) == '/' && PyUnicode_READ(kind, data, i + 1) == '/')
             return i;
@@ -239,7 +248,9 @@ indexed_node(PathIndex *ix, PyObject *parent, Py_ssize_t start, Py_ssize_t len, 
     int m = 0;
     uint64_t h = FNV_BASIS;
     for (Py_ssize_t j = 0; j < len; j++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, start + j);
+        /* the common width read directly: PyUnicode_READ switches on the kind each time */
+        Py_UCS4 c = kind == PyUnicode_1BYTE_KIND ? ((const Py_UCS1 *)data)[start + j]
+                                                 : PyUnicode_READ(kind, data, start + j);
         h = fnv_step(h, c);
         if (c == '/' && j < len - 1) { /* a prefix shorter than the whole path */
             if (m == INDEX_MAX_CUTS) {
@@ -412,11 +423,17 @@ add_to(PyObject *tally, PyObject *key, Py_hash_t hash, Py_ssize_t count)
 }
 
 /* Where a URL's query or fragment starts: its first "?" or "#" (n when it has neither). */
-static Py_ssize_t
+static inline Py_ssize_t
 query_start(PyObject *url, Py_ssize_t n)
 {
     int kind = PyUnicode_KIND(url);
     const void *data = PyUnicode_DATA(url);
+    if (kind == PyUnicode_1BYTE_KIND) { /* nearly every URL: the C library's scans */
+        const char *p = data;
+        const char *q = memchr(p, '?', (size_t)n);
+        const char *f = memchr(p, '#', (size_t)(q != NULL ? q - p : n));
+        return f != NULL ? f - p : q != NULL ? q - p : n;
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
         if (c == '?' || c == '#')
@@ -492,6 +509,75 @@ error:
  * occurs, the depth of a URL being url.count("/", 8, -1) with its query and fragment cut;
  * None (the caller then counts URL by URL) unless each cut URL holds "//" exactly once and
  * none starts with "/" (so the URLs joined hold it once a URL, as the definition asks). */
+/* path_depths' reading of one 1-byte URL, in one pass: its depth (the "/" in [8, n - 1), n
+ * where its query or fragment starts), or -1 when the definition counts it URL by URL
+ * (its cut part starts with "/" or does not hold "//" exactly once, non-overlapping). */
+static Py_ssize_t
+ucs1_depth(const Py_UCS1 *p, Py_ssize_t len)
+{
+    const Py_UCS1 *q = memchr(p, '?', (size_t)len);
+    const Py_UCS1 *f = memchr(p, '#', (size_t)(q != NULL ? q - p : len));
+    Py_ssize_t n = f != NULL ? f - p : q != NULL ? q - p : len;
+    if (n > 0 && p[0] == '/')
+        return -1;
+    Py_ssize_t pairs = 0, slashes = 0;
+    const Py_UCS1 *end = p + n, *at = p;
+    /* from one "/" to the next (a URL has a few), each pair of adjacent ones counted once */
+    while ((at = memchr(at, '/', (size_t)(end - at))) != NULL) {
+        if (at + 1 < end && at[1] == '/') {
+            if (++pairs > 1)
+                return -1;
+            slashes += (at - p >= 8) + (at + 1 - p >= 8);
+            at += 2;
+        }
+        else {
+            slashes += at - p >= 8;
+            at++;
+        }
+    }
+    if (pairs != 1)
+        return -1;
+    if (n - 1 >= 8 && p[n - 1] == '/')
+        slashes--; /* the last character is left out */
+    return slashes;
+}
+
+#define DEPTHS_MAX 64 /* depths counted in an array; a deeper URL takes the general loop */
+
+/* path_depths for a list of 1-byte URLs with depths under DEPTHS_MAX: {depth: URLs} in
+ * first-occurrence order; Py_None (not a new reference) when another loop must count. */
+static PyObject *
+ucs1_path_depths(PyObject *urls, Py_ssize_t count)
+{
+    Py_ssize_t counts[DEPTHS_MAX] = {0};
+    int order[DEPTHS_MAX], seen = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *url = PyList_GET_ITEM(urls, i);
+        if (!PyUnicode_CheckExact(url) || PyUnicode_KIND(url) != PyUnicode_1BYTE_KIND)
+            return Py_None;
+        Py_ssize_t depth = ucs1_depth(PyUnicode_1BYTE_DATA(url), PyUnicode_GET_LENGTH(url));
+        if (depth < 0 || depth >= DEPTHS_MAX)
+            return Py_None;
+        if (counts[depth]++ == 0)
+            order[seen++] = (int)depth;
+    }
+    PyObject *out = PyDict_New();
+    if (out == NULL)
+        return NULL;
+    for (int k = 0; k < seen; k++) {
+        PyObject *depth = PyLong_FromLong(order[k]);
+        PyObject *n = depth != NULL ? PyLong_FromSsize_t(counts[order[k]]) : NULL;
+        int rc = n != NULL ? PyDict_SetItem(out, depth, n) : -1;
+        Py_XDECREF(depth);
+        Py_XDECREF(n);
+        if (rc < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
 static PyObject *
 path_depths(PyObject *self, PyObject *args)
 {
@@ -499,6 +585,9 @@ path_depths(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!:path_depths", &PyList_Type, &urls))
         return NULL;
     Py_ssize_t count = PyList_GET_SIZE(urls);
+    PyObject *fast = ucs1_path_depths(urls, count);
+    if (fast != Py_None)
+        return fast; /* the counts, or NULL on an error */
     Py_ssize_t *depths = PyMem_Malloc((count ? count : 1) * sizeof(Py_ssize_t));
     if (depths == NULL)
         return PyErr_NoMemory();
