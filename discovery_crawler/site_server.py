@@ -51,8 +51,8 @@ def unpack_site(archive: Path, into: Path) -> Path:
 
 class _Listener(http.server.ThreadingHTTPServer):
     # socketserver's listen backlog is 5: a crawler opening more connections at once than
-    # the accept loop takes saw some wait for the 1 s SYN retransmit (a 300-page crawl at
-    # 16 connections spent most of its time so).
+    # the accept loop takes saw some wait for the 1 s SYN retransmit, which could take most
+    # of a small crawl's time.
     request_queue_size = 128
 
 

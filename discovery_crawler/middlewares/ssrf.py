@@ -1,4 +1,4 @@
-"""The SSRF guard (issue 17, SPEC §12): no request reaches an address it should not.
+"""The SSRF guard (SPEC §12): no request reaches an address it should not.
 
 A downloader middleware, first of all (before robots.txt is even asked), and a resolver
 under the connections. Every request — seed, robots.txt and its redirect hops, sitemaps,

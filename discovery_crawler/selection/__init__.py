@@ -3,7 +3,7 @@ no Scrapy. ``pipelines/score.py`` runs them on every batch.
 
 The names below are imported on first use (PEP 562), not with the package: the sitemap
 worker process imports ``selection.scoring`` and ``selection.paths`` only, and the whole
-package would add ~2 MB to its RSS."""
+package would needlessly swell its RSS."""
 
 from __future__ import annotations
 

@@ -87,9 +87,8 @@ RULES: tuple[tuple[str, str, str], ...] = (
 HOME, KEYWORD, DATE, MARKER, AUTH, CHECKLIST_HIT = 10, 5, -3, -4, -10, 8
 CACHE_LIMIT = 50_000  # steps, segments, outcomes remembered; cleared when full (bounded)
 # Prefixes remembered; cleared when full. Fewer: a large sitemap's prefixes are mostly
-# distinct (realistic tree: ~770k parents in 1.1M URLs), so a prefix is rarely met again
-# except as its siblings' parent, met next; 50,000 held ~6 MB of the worker's RSS for the
-# same speed (bench/README.md).
+# distinct, so a prefix is rarely met again except as its siblings' parent, met next; as
+# many as CACHE_LIMIT held more of the worker's RSS for the same speed (bench/README.md).
 PREFIX_CACHE_LIMIT = 5_000
 
 
@@ -567,7 +566,6 @@ class Rater:
         last segments checked by a mapped regex and set tests, each prefix's facts looked
         up once. URLs whose last segment needs the full rules (one segment, a listing,
         form, data, utility or version word, not plain) are rated by ``_rate_each``.
-        ~1.17 µs a URL against ~1.63 (min of 100 runs on the 1M-URL benchmark's batches).
         None: not such a batch (a query, another origin, an index file, an empty
         segment)."""
         n = len(urls)

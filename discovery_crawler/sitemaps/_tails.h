@@ -1,10 +1,10 @@
 /* The extension children of a plain urlset's blocks (formats/plain_urlset.py's _read_tail), in C:
  * read_one, shared by _tails.c (the rows' tails) and _windows.c (whole windows).
  *
- * Written in C because on sitemaps as real sites write them a quarter of the <url> blocks
+ * Written in C because on sitemaps as real sites write them many of the <url> blocks
  * carry extension children (hreflang alternates, images, news), and reading each block's
- * tail took ~3.6 µs in Python (two or three regexes, then tag by tag): ~1 µs of the sitemap
- * worker's per-URL cost on the realistic bench tree (bench/README.md).
+ * tail in Python (two or three regexes, then tag by tag) was a sizeable part of the sitemap
+ * worker's per-URL cost (bench/README.md has the numbers).
  *
  * Each shape is read as _read_tail reads it, in its order: hreflang alternates only
  * (_ALTERNATES_ONLY), images only (_IMAGES_ONLY), then any tail tag by tag

@@ -1,10 +1,10 @@
 """How many URLs a sitemap walk will list, estimated as its urlsets are read.
 
 Why: the per-URL tables (``urls.seen.SeenSet``) double at 70% load, and each doubling
-rehashes every fingerprint in a Python loop — on a 1M-URL walk the dedup set and the slug
-allocator rehashed ~2.1M fingerprints, ~0.6 s of the spider's CPU, and each doubling
-briefly holds the old and the new table at once. Sized from an estimate after the first
-urlset, each table resizes once, while it is small.
+rehashes every fingerprint in a Python loop — on a large walk the dedup set and the slug
+allocator rehash their fingerprints again and again, a noticeable part of the spider's CPU,
+and each doubling briefly holds the old and the new table at once. Sized from an estimate
+after the first urlset, each table resizes once, while it is small.
 """
 
 from __future__ import annotations

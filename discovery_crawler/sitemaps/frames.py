@@ -3,8 +3,8 @@ pickles (``sitemaps/worker.py``).
 
 Why not ``multiprocessing.connection.Connection``: it frames the same way, but importing it
 brings ``multiprocessing``, ``hashlib``, ``tempfile`` and ``socket`` (with ``subprocess``,
-~2 MB of the worker process's ~22 MB RSS, measured), and its ``recv_bytes`` copies each
-reply once more. Here a frame is an 8-byte big-endian length, then the payload; a reply is
+a noticeable part of the worker process's RSS), and its ``recv_bytes`` copies each reply
+once more. Here a frame is an 8-byte big-endian length, then the payload; a reply is
 read into one ``bytearray`` that ``pickle.loads`` takes as it is.
 """
 

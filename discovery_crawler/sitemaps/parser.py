@@ -222,8 +222,8 @@ _FIELDS = operator.itemgetter(1, 2, 3)
 
 def _any_too_long(batch: list[tuple[Any, ...]]) -> bool:
     """Whether a row of the batch has a location over ``LOC_MAX`` or a field over
-    ``FIELD_MAX``: the longest of each found by C-level maps (a generator a row was ~0.6 µs
-    a URL of the sitemap worker on the realistic bench tree); rows with a None field (the
+    ``FIELD_MAX``: the longest of each found by C-level maps (a generator a row was a
+    noticeable part of the sitemap worker's per-URL cost); rows with a None field (the
     XML reader's) a row at a time."""
     try:
         return (

@@ -7,10 +7,10 @@ document by document (``facts.parse_document``), and streams back batches in tex
 (``facts.UrlFacts``). This module is only the process and its pipes.
 
 Why not ``concurrent.futures.ProcessPoolExecutor``: its ``spawn``/``forkserver`` children
-re-import the parent's ``__main__`` (the ``scrapy`` script, hence Scrapy: +40 MB and
-0.5 s), and ``fork`` copies a running reactor. This worker runs this module's ``main``
-(``_LAUNCH``), which imports the parser, the normalizer and the per-URL rules only (the
-spider side's imports wait in its methods). Messages are pickles over two pipes
+re-import the parent's ``__main__`` (the ``scrapy`` script, hence all of Scrapy: its
+memory and its start-up time), and ``fork`` copies a running reactor. This worker runs this
+module's ``main`` (``_LAUNCH``), which imports the parser, the normalizer and the per-URL
+rules only (the spider side's imports wait in its methods). Messages are pickles over two pipes
 (``sitemaps/frames.py``); a writer thread sends, so a busy worker never blocks the reactor,
 and a reader thread hands replies to the event loop.
 
@@ -80,8 +80,8 @@ def serve(reader: int, writer: int) -> None:
 
 def _malloc_trim() -> Any:
     """glibc's ``malloc_trim`` (a no-op elsewhere). Each chunk's strings are freed once it is
-    sent, but glibc keeps the freed pages; handed back after each chunk (~1 ms), the
-    worker's RSS stays a few MB lower (bench/README.md). The spider trims on a timer
+    sent, but glibc keeps the freed pages; handed back after each chunk, at a small cost,
+    the worker's RSS stays lower (bench/README.md). The spider trims on a timer
     (``extensions/malloc_trim.py``, a layer above)."""
     try:
         import ctypes
@@ -140,7 +140,7 @@ class ParseWorker:
     def start(self) -> None:
         """Start the worker process and its two pipe threads; raise ``OSError`` if not."""
         # Imported here, on the spider's side only: the worker process never needs asyncio
-        # (7 MB of its RSS with the ssl module it brings).
+        # (with the ssl module it brings, it would only swell the worker's RSS).
         import asyncio
         import subprocess
 
@@ -176,7 +176,7 @@ class ParseWorker:
     def _send_loop(self) -> None:
         try:
             # Pickled here, as each goes, and the body sent as it is, in a frame of its own:
-            # a pickled copy would be held (~1.6 MB a document) until the worker, busy
+            # a pickled copy of each whole document would be held until the worker, busy
             # with the document before, reads it.
             while (task := self._outbox.get()) is not None:
                 task_id, body, *rest = task

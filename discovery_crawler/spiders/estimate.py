@@ -142,7 +142,7 @@ class EstimateSpider(Spider):
             settings.set("SSRF_SITE", spider.url, priority="spider")
             # The expected duration uses the crawl's interval; the estimate's own two or
             # three requests are paced by ESTIMATE_HOST_INTERVAL when that is shorter, so it
-            # answers in ~1 s (SPEC §9: "≤ 2 s typical").
+            # answers within SPEC §9's "≤ 2 s typical".
             spider.crawl_interval = settings.getfloat("HOST_INTERVAL")
             own = min(spider.crawl_interval, settings.getfloat("ESTIMATE_HOST_INTERVAL", 0.25))
             settings.set("HOST_INTERVAL", own, priority="spider")

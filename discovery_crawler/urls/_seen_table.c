@@ -1,8 +1,8 @@
 /* The seen-set's two hot loops (urls/seen.py), compiled.
  *
- * Written in C because they were the largest cost left in the spider process on a
- * 1M-URL sitemap: ~1.3 s of Python probe loops (dedup and slug tables), against ~0.1 s
- * here (bench/README.md). seen.py keeps the same loops in Python and uses them when this
+ * Written in C because the Python probe loops (dedup and slug tables) were the largest cost
+ * left in the spider process on a large sitemap, and here they cost a small fraction of that
+ * (bench/README.md). seen.py keeps the same loops in Python and uses them when this
  * module was not built; tests/urls/test_seen.py checks the two give the same answers.
  *
  * The table is an array('q') of fingerprints, 0 marking an empty slot. A key's
@@ -57,7 +57,7 @@ add_many(PyObject *module, PyObject *args)
     /* First every key's fingerprint and home slot, asking the CPU for each home slot's
      * cache line as it goes; then the probes, which find most lines already there. A
      * table of millions of slots misses the cache on nearly every probe, and the misses
-     * then overlap instead of coming one after another (measured: ~2x faster adds). */
+     * then overlap instead of coming one after another. */
     Py_ssize_t todo = n - k;
     int64_t *fps = PyMem_Malloc(sizeof(int64_t) * (todo > 0 ? todo : 1));
     Py_ssize_t *homes = PyMem_Malloc(sizeof(Py_ssize_t) * (todo > 0 ? todo : 1));

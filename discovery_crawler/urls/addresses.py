@@ -1,4 +1,4 @@
-"""What the SSRF guard decides from a URL and an address alone (issue 17; SPEC §12).
+"""What the SSRF guard decides from a URL and an address alone (SPEC §12).
 
 A host is read the way a resolver or a browser reads it before anything is compared:
 percent-escapes and full-width digits undone (NFKC, as IDNA does), a trailing dot dropped,

@@ -74,19 +74,10 @@ Speed: ``decide_many`` is the hot path. Host-level work (the origin, the scope p
 the origin in front, the answer for each other origin seen) is done once per policy, not per
 URL. Which URLs of a batch hold a watched segment (an action or auth word) is found for the
 whole batch at once: one regular-expression pass, written as a trie, over the batch joined and
-lowercased. A same-site page with no query and no watched segment is then settled with an
-``==``, an ``in`` and a ``startswith`` (plus one ``startswith`` per scope); everything else
-goes to ``decide``. Measured here (CPython 3.11, ``timeit``, best of 5, 50,000 URLs each; on
-this machine a ``str.find`` call costs ~70 ns and ``urlsplit`` ~2.8 µs):
-
-- ``decide_many``, plain same-site ``/section/article-N/`` pages: ~0.30 µs per URL without a
-  scope, ~0.42 µs with ``include_paths`` and ``exclude_paths`` (a per-URL ``lower``, ``split``
-  and ``set.isdisjoint`` instead of the batch pass cost ~0.41 µs without a scope);
-- ``decide_many``, synthetic mix (80% plain pages; files, assets, queries, pagination, API,
-  other hosts, auth and action links): ~0.50 µs per URL, ~0.64 µs with a scope;
-- ``decide_many``, real URLs (realdata sitemaps and links, 61 hosts, each host's URLs in
-  batches of 1,000 under its own policy): ~0.35 µs per URL;
-- ``decide`` one call at a time: ~0.93 µs per plain page.
+lowercased (a per-URL ``lower``, ``split`` and ``set.isdisjoint`` costs more). A same-site page
+with no query and no watched segment is then settled with an ``==``, an ``in`` and a
+``startswith`` (plus one ``startswith`` per scope); everything else goes to ``decide``. No
+``urlsplit``: it costs many times a ``str.find``. Timings: bench/README.md.
 """
 
 from __future__ import annotations
@@ -455,8 +446,8 @@ class FilterPolicy:
 
 def _trie_pattern(words: frozenset[str]) -> str:
     """A regular expression matching exactly ``words``, as a trie: Python's ``re`` tries the
-    branches of an alternation one by one, so ``(?:login|logout|…)`` over a 45 kB batch costs
-    ~2 µs a URL, and the same words as a trie ~0.1 µs."""
+    branches of an alternation one by one, so ``(?:login|logout|…)`` over a whole batch is
+    slow, and the same words as a trie many times faster."""
     tree: dict[str, dict] = {}
     for word in words:
         node = tree

@@ -89,7 +89,7 @@ Never junk: /page-2/ and /page/2/ (the pagination rule's business), /year-2024/,
 ``scripts/junk_hits.py`` lists every URL of the project's real data (sitemaps and site
 archives) that the table flags: rerun it, and judge each URL, when you change a row.
 
-Speed. Walking the table for a path costs a few µs. ``junk_patterns_many`` instead joins the
+Speed. Walking the table for every path would be slow. ``junk_patterns_many`` instead joins the
 batch into one lowercased text and makes six passes over it — one for the rows anchored at a
 segment start, one per suffix keyword led by that literal, so that ``re`` scans for it in C —
 then walks the table only for the paths they flag (a superset of the junk ones: the passes

@@ -47,20 +47,13 @@ Case: extensions and query parameter names are matched case-insensitively (``/re
 Input URLs are normalized absolute http(s) URLs (lowercase scheme and host, no fragment); other
 strings get a kind too (never an exception), judged by the same string rules.
 
-Speed: no ``urlsplit`` (~2.8 µs a URL on this machine, where a ``str.find`` call costs ~70 ns
-and an ``in`` test ~25 ns). ``url_kinds_many`` settles the common case inside its loop, with no
-function call per URL: a path with no query, no ``/page/``, no API root and no extension on its
-last segment (``/section/article-123/``, ``/docs/intro``, ``/a/b.html``) costs one ``find``,
-two ``in`` tests, one ``startswith`` with a tuple and one last-character test (two ``rfind``
-and an ``endswith`` when there is no trailing slash); the rest goes to ``url_kind``, which
-looks the extension up in one dict. Measured here (CPython 3.11, ``timeit``, best of 5, 50,000
-URLs each):
-
-- ``url_kinds_many``: ~0.22 µs per URL on plain ``https://www.example.com/section/article-N/``
-  pages; ~0.39 µs on a synthetic mix (80% plain pages; files, assets, queries, pagination,
-  API); ~0.47 µs on real URLs (the ``<loc>`` of the realdata sitemaps and the links of two
-  real sites, 114 characters on average — the scans are linear in the URL's length);
-- ``url_kind`` one call at a time: ~0.39, ~0.49 and ~0.75 µs on the same three sets.
+Speed: no ``urlsplit``, which costs many times a ``str.find`` call or an ``in`` test.
+``url_kinds_many`` settles the common case inside its loop, with no function call per URL: a
+path with no query, no ``/page/``, no API root and no extension on its last segment
+(``/section/article-123/``, ``/docs/intro``, ``/a/b.html``) costs one ``find``, two ``in``
+tests, one ``startswith`` with a tuple and one last-character test (two ``rfind`` and an
+``endswith`` when there is no trailing slash); the rest goes to ``url_kind``, which looks the
+extension up in one dict. The scans are linear in the URL's length. Timings: bench/README.md.
 """
 
 from __future__ import annotations
@@ -330,8 +323,8 @@ def url_kinds_many(urls: list[str]) -> list[str]:
 
 def _all_pages(urls: list[str]) -> bool:
     """Whether the fast path of ``url_kinds_many`` takes every URL of the batch, checked on
-    the whole batch at once (a sitemap's usual batch: one origin, paths ending in "/"):
-    ~0.02 µs a URL against ~0.35 µs for the per-URL tests (measured)."""
+    the whole batch at once (a sitemap's usual batch: one origin, paths ending in "/"): a few
+    scans of the joined batch, far cheaper than the per-URL tests."""
     start = shared_path_start(urls)
     if start < 0:
         return False

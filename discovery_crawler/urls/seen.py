@@ -1,19 +1,18 @@
 """The seen-set: which normalized URLs are already in the inventory.
 
 Memory per URL is what decides whether a 10M-URL site fits (SPEC §14: < 1 GiB). A Python
-``set`` of strings costs ~150 bytes per URL and a ``set`` of 64-bit ints ~70 (measured
-here for 1M URLs), so fingerprints live in an open-addressing table inside one
-``array('q')``: 8 bytes a slot, kept between 35% and 70% full — 11 to 23 bytes per URL —
-or, sized ahead to an estimate with ``reserve``, up to 85% full: the tables that hold a
-whole large site are the ones reserved, and a denser table costs a few more probes of
-adjacent slots, not another cache miss.
+``set`` of strings, or even of 64-bit ints, costs many times the 8 bytes a fingerprint needs,
+so fingerprints live in an open-addressing table inside one ``array('q')``: 8 bytes a slot,
+kept between 35% and 70% full — 11 to 23 bytes per URL — or, sized ahead to an estimate with
+``reserve``, up to 85% full: the tables that hold a whole large site are the ones reserved,
+and a denser table costs a few more probes of adjacent slots, not another cache miss.
 Written by hand because no field library offers a compact integer set. The two loops that
 run per URL, ``add_many`` and the rehash of a resize, are compiled (``_seen_table.c``,
-built by ``pip install``): ~0.3 µs a URL in Python, ~0.05 in C. Where the extension was
+built by ``pip install``), as in Python they cost several times more. Where the extension was
 not built the same loops run in Python (``COMPILED`` says which).
 
-The fingerprint is Python's ``hash()`` of the normalized URL (~0.08 µs; salted per
-process, fine for an in-process set). Two distinct URLs share one with probability
+The fingerprint is Python's ``hash()`` of the normalized URL (cheap, and cached on the string;
+salted per process, fine for an in-process set). Two distinct URLs share one with probability
 ~n²/2⁶⁵ (~3·10⁻⁶ for 10M URLs); such a URL would be counted as a duplicate of the other.
 """
 
@@ -35,7 +34,7 @@ _EMPTY = 0
 _MIN_SLOTS = 1 << 20  # 8 MB: most sites never grow it
 _FILL = 0.7  # a table grows past this load
 # A reserved table: sized so the estimate fills it to _RESERVE_LOAD, grown past _RESERVED_FILL
-# (room for an estimate ~18% short, as before at 60/70%, in 14% fewer slots' bytes).
+# (room for an estimate ~18% short, in fewer slots than a lower load would need).
 _RESERVE_LOAD = 0.72
 _RESERVED_FILL = 0.85
 
@@ -72,8 +71,8 @@ class SeenSet:
     keys by the twin key itself, as the feed exporters do when they patch lines.
 
     A fingerprint's home slot is ``fp % size`` rather than ``fp & mask``, so ``reserve`` can
-    size the table to the estimate, not to the next power of two: 12.3 MB for 1M URLs
-    against 16.8 MB (``%`` costs ~0.05 s more per 1M adds, measured).
+    size the table to the estimate, not to the next power of two, which can leave much of it
+    empty (a ``%`` costs only a little more than an ``&`` per add).
     """
 
     __slots__ = (

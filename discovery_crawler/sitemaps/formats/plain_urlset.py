@@ -323,8 +323,8 @@ def _read_tails(
     matches: list[tuple[str, ...]], prefixes: frozenset[str], extensions: dict[str, int]
 ) -> None:
     """Each block's tail replaced, in place, by what ``_read_tail`` reads in it: in C where
-    it was built (``_tails.c``: ~3.6 µs a tail in Python, on a quarter of the realistic
-    bench tree's blocks), which leaves to ``_read_tail`` any tail it is not sure of."""
+    it was built (``_tails.c``: a tail is slow to read in Python, and many blocks have one),
+    which leaves to ``_read_tail`` any tail it is not sure of."""
     compiled = _tails is not None and matches.__class__ is list
     if compiled and _tails.read_tails(matches, prefixes, extensions, _read_tail):
         return
@@ -418,8 +418,8 @@ def _malformed_window(
 
 class Undescribed(NamedTuple):
     """A malformed block, to be described as lxml writes it (``describe_malformed``). Not
-    described here: the sitemap worker would import lxml for it (~5 MB of its RSS on the
-    realistic tree, bench/README.md); the spider, which has lxml, describes the worker's."""
+    described here: the sitemap worker would import lxml for it, which swells its RSS
+    (bench/README.md); the spider, which has lxml, describes the worker's."""
 
     block: str
     open_tag: str
