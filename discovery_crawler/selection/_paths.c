@@ -661,11 +661,15 @@ column_item(PyObject *column, Py_ssize_t i)
 static PyObject *
 count_tallies(PyObject *self, PyObject *args)
 {
-    PyObject *places, *parents, *columns[3];
+    PyObject *places, *parents, *columns[3], *interned = Py_None;
     Py_ssize_t offset;
-    if (!PyArg_ParseTuple(args, "O!O!OOOn:count_tallies", &PyDict_Type, &places, &PyList_Type,
-                          &parents, &columns[0], &columns[1], &columns[2], &offset))
+    if (!PyArg_ParseTuple(args, "O!O!OOOn|O:count_tallies", &PyDict_Type, &places, &PyList_Type,
+                          &parents, &columns[0], &columns[1], &columns[2], &offset, &interned))
         return NULL;
+    if (interned != Py_None && !PyDict_CheckExact(interned)) {
+        PyErr_SetString(PyExc_TypeError, "count_tallies: interned must be a dict or None");
+        return NULL;
+    }
     Py_ssize_t n = PyList_GET_SIZE(parents);
     for (int c = 0; c < 3; c++) {
         if (columns[c] != Py_None
@@ -675,15 +679,25 @@ count_tallies(PyObject *self, PyObject *args)
     PyObject *own_name = PyUnicode_InternFromString("own");
     PyObject *seqs_name = PyUnicode_InternFromString("seqs");
     PyObject *keys = PyList_New(0), *key_index = PyDict_New();
-    PyObject *combo_places = PyList_New(0), *combo_index = PyDict_New();
+    PyObject *combo_places = PyList_New(0);
+    /* place -> its combo, by the place's identity (places are shared tuples, one a node): an
+     * open-addressing table of at least twice the batch's size, so a probe ends */
+    Py_ssize_t table_size = 16;
+    while (table_size < 2 * n)
+        table_size *= 2;
+    PyObject **table_places = PyMem_Calloc(table_size, sizeof(PyObject *));
+    Py_ssize_t *table_combos = PyMem_Malloc(table_size * sizeof(Py_ssize_t));
     PyObject *url_places = PyList_New(0); /* holds each URL's place while it is counted */
     Py_ssize_t *url_keys = PyMem_Malloc((n ? n : 1) * sizeof(Py_ssize_t));
     Py_ssize_t *counts = NULL, *firsts = NULL;
     Py_hash_t *hashes = NULL;
     PyObject *result = NULL;
+    if (table_places == NULL || table_combos == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
     if (own_name == NULL || seqs_name == NULL || keys == NULL || key_index == NULL
-        || combo_places == NULL || combo_index == NULL
-        || url_places == NULL || url_keys == NULL)
+        || combo_places == NULL || url_places == NULL || url_keys == NULL)
         goto done;
     /* 1. each URL's key (a new tuple only where the columns change) and place */
     PyObject *last[3] = {NULL, NULL, NULL};
@@ -696,6 +710,16 @@ count_tallies(PyObject *self, PyObject *args)
             PyObject *key = PyTuple_Pack(3, item[0], item[1], item[2]);
             if (key == NULL)
                 goto done;
+            if (interned != Py_None) {
+                /* the run's one tuple of each key: a node's tallies then find it by identity
+                 * rather than by comparing tuples */
+                PyObject *one = PyDict_SetDefault(interned, key, key);
+                Py_XINCREF(one);
+                Py_DECREF(key);
+                key = one;
+                if (key == NULL)
+                    goto done;
+            }
             PyObject *at = PyDict_GetItemWithError(key_index, key);
             if (at != NULL) {
                 last_key = PyLong_AsSsize_t(at);
@@ -746,36 +770,39 @@ count_tallies(PyObject *self, PyObject *args)
             goto done;
     }
     /* 2. the count of each (place, key), and the first URL of each */
+    Py_ssize_t capacity = 0; /* places `counts` and `firsts` have room for */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *place = PyList_GET_ITEM(url_places, i);
-        PyObject *at = PyDict_GetItemWithError(combo_index, place);
+        size_t h = ((size_t)(uintptr_t)place >> 4) * (size_t)0x9E3779B97F4A7C15ULL;
+        Py_ssize_t slot_at = (Py_ssize_t)(h & (size_t)(table_size - 1));
+        while (table_places[slot_at] != NULL && table_places[slot_at] != place)
+            slot_at = (slot_at + 1) & (table_size - 1);
         Py_ssize_t combo;
-        if (at != NULL) {
-            combo = PyLong_AsSsize_t(at);
-        }
-        else if (PyErr_Occurred()) {
-            goto done;
+        if (table_places[slot_at] == place) {
+            combo = table_combos[slot_at];
         }
         else {
             combo = PyList_GET_SIZE(combo_places);
-            PyObject *index = PyLong_FromSsize_t(combo);
-            int rc = index != NULL ? PyDict_SetItem(combo_index, place, index) : -1;
-            Py_XDECREF(index);
-            if (rc < 0 || PyList_Append(combo_places, place) < 0)
+            if (PyList_Append(combo_places, place) < 0) /* holds the place for the table */
                 goto done;
-            Py_ssize_t size = (combo + 1) * nkeys;
-            Py_ssize_t *grown = PyMem_Realloc(counts, size * sizeof(Py_ssize_t));
-            if (grown == NULL) {
-                PyErr_NoMemory();
-                goto done;
+            table_places[slot_at] = place;
+            table_combos[slot_at] = combo;
+            if (combo == capacity) { /* grown by doubling: a batch has hundreds of places */
+                capacity = capacity ? 2 * capacity : 64;
+                Py_ssize_t size = capacity * nkeys;
+                Py_ssize_t *grown = PyMem_Realloc(counts, size * sizeof(Py_ssize_t));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                counts = grown;
+                grown = PyMem_Realloc(firsts, size * sizeof(Py_ssize_t));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                firsts = grown;
             }
-            counts = grown;
-            grown = PyMem_Realloc(firsts, size * sizeof(Py_ssize_t));
-            if (grown == NULL) {
-                PyErr_NoMemory();
-                goto done;
-            }
-            firsts = grown;
             for (Py_ssize_t k = 0; k < nkeys; k++)
                 counts[combo * nkeys + k] = 0;
         }
@@ -836,8 +863,9 @@ done:
     Py_XDECREF(seqs_name);
     Py_XDECREF(keys);
     Py_XDECREF(key_index);
+    PyMem_Free(table_places);
+    PyMem_Free(table_combos);
     Py_XDECREF(combo_places);
-    Py_XDECREF(combo_index);
     Py_XDECREF(url_places);
     return result;
 }
@@ -850,7 +878,8 @@ static PyMethodDef methods[] = {
     {"path_index", path_index, METH_VARARGS,
      "path_index(at: dict) -> an index of its paths for full_places | None."},
     {"count_tallies", count_tallies, METH_VARARGS,
-     "count_tallies(places, parents, kinds, sources, statuses, offset) -> True | None: tree.py's _count."},
+     "count_tallies(places, parents, kinds, sources, statuses, offset[, interned]) -> True | "
+     "None: tree.py's _count (keys made once in `interned`, a dict, when given)."},
     {"split_many", split_many, METH_VARARGS,
      "split_many(urls: list) -> (bare, parents) | None: parents.py's split_many."},
     {"path_depths", path_depths, METH_VARARGS,

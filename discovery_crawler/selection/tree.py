@@ -172,6 +172,9 @@ class PathTree:
         # (len(_at), ``_paths.path_index(_at)``): a full tree's paths found without making
         # a substring of each ancestor (built again if ``_at`` grew since).
         self._index: tuple[int, Any] | None = None
+        # (kind, source, status) → the one tuple of it the compiled counting files tallies
+        # under, so a node's tallies find their keys by identity, not by comparing tuples.
+        self._keys: dict[Key, Key] = {}
 
     # -- building -------------------------------------------------------------------------
     def _room(self, node: Node) -> bool:
@@ -383,7 +386,9 @@ class PathTree:
         if (
             _paths is None
             or parents.__class__ is not list
-            or not _paths.count_tallies(places, parents, kinds, sources, statuses, offset)
+            or not _paths.count_tallies(
+                places, parents, kinds, sources, statuses, offset, self._keys
+            )
         ):
             _count(places, parents, kinds, sources, statuses, offset)
         if open_targets:

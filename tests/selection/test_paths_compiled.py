@@ -236,3 +236,37 @@ def test_compiled_counting_keeps_each_tallys_keys_in_the_python_order(batches, s
         finally:
             tree_module._paths = saved
     assert built[0] == built[1]
+
+
+@needs_paths
+def test_compiled_counting_files_each_key_under_one_tuple():
+    """Counted in C, every batch's (kind, source, status) keys are the run's one tuple of
+    each (a node's tallies find them by identity); counting without that table gives the
+    same tallies, and a table that is not a dict is refused."""
+    batches = [
+        [f"https://h/{s}/p-{i}/" for i in range(40) for s in ("a", "b/c", "d/e/f")],
+        [f"https://h/{s}/q-{i}" for i in range(40) for s in ("a", "b/c", "g")],
+    ]
+    built = []
+    for interned in (True, False):
+        tree = PathTree(max_children=2, max_nodes=3)
+        if not interned:
+            tree._keys = None  # type: ignore[assignment]
+        for n, batch in enumerate(batches):
+            kinds = ["page" if i % 3 else "listing" for i in range(len(batch))]
+            tree.add_many(
+                batch, kinds, ["sitemap"] * len(batch), [None, 200][n : n + 1] * len(batch)
+            )
+        built.append(_tallies(tree.root))
+        if interned:
+            one = tree._keys
+            assert len(one) == 4  # two kinds, two statuses
+            stack = [tree.root]
+            while stack:
+                node = stack.pop()
+                for key in node.own:  # what the C counted (leaves are counted in Python)
+                    assert one[key] is key
+                stack.extend([*(node.children or {}).values(), *filter(None, [node.more])])
+    assert built[0] == built[1]
+    with pytest.raises(TypeError):
+        _paths.count_tallies({}, [], None, None, None, 0, ["not a dict"])
