@@ -248,8 +248,9 @@ def test_a_reserved_table_holds_an_estimate_18_percent_short_without_growing(loo
     whole site's tables are these, so their bytes are what a large walk holds. An estimate
     ~18% short still fits in the one resize; past that it grows by half, staying dense,
     and answers like a set all along."""
-    if loops == "compiled" and not seen_module.COMPILED:
-        pytest.skip("_seen_table not built")
+    if loops == "compiled" and not seen_module.COMPILED and not conftest.IN_CI:
+        # in CI the test runs anyway, and tests/test_compiled.py fails on the missing build
+        pytest.skip("_seen_table not built (pip install -e . builds it)")
     context = python_loops() if loops == "python" else contextlib.nullcontext()
     with context:
         seen = SeenSet(min_slots=1 << 10)
