@@ -422,18 +422,23 @@ add_to(PyObject *tally, PyObject *key, Py_hash_t hash, Py_ssize_t count)
     return rc;
 }
 
+/* query_start of a 1-byte string (nearly every URL): the C library's scans */
+static inline Py_ssize_t
+ucs1_query_start(const Py_UCS1 *p, Py_ssize_t n)
+{
+    const Py_UCS1 *q = memchr(p, '?', (size_t)n);
+    const Py_UCS1 *f = memchr(p, '#', (size_t)(q != NULL ? q - p : n));
+    return f != NULL ? f - p : q != NULL ? q - p : n;
+}
+
 /* Where a URL's query or fragment starts: its first "?" or "#" (n when it has neither). */
 static inline Py_ssize_t
 query_start(PyObject *url, Py_ssize_t n)
 {
     int kind = PyUnicode_KIND(url);
     const void *data = PyUnicode_DATA(url);
-    if (kind == PyUnicode_1BYTE_KIND) { /* nearly every URL: the C library's scans */
-        const char *p = data;
-        const char *q = memchr(p, '?', (size_t)n);
-        const char *f = memchr(p, '#', (size_t)(q != NULL ? q - p : n));
-        return f != NULL ? f - p : q != NULL ? q - p : n;
-    }
+    if (kind == PyUnicode_1BYTE_KIND)
+        return ucs1_query_start(data, n);
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
         if (c == '?' || c == '#')
@@ -505,19 +510,13 @@ error:
     return NULL;
 }
 
-/* parents.py count_path_depths' one pass: {depth: URLs} in the order each depth first
- * occurs, the depth of a URL being url.count("/", 8, -1) with its query and fragment cut;
- * None (the caller then counts URL by URL) unless each cut URL holds "//" exactly once and
- * none starts with "/" (so the URLs joined hold it once a URL, as the definition asks). */
-/* path_depths' reading of one 1-byte URL, in one pass: its depth (the "/" in [8, n - 1), n
- * where its query or fragment starts), or -1 when the definition counts it URL by URL
- * (its cut part starts with "/" or does not hold "//" exactly once, non-overlapping). */
+/* The depth of one 1-byte URL, in one pass: the "/" in [8, n - 1), n where its query or
+ * fragment starts; -1 when the definition counts it URL by URL (its cut part starts with
+ * "/" or does not hold "//" exactly once, non-overlapping). */
 static Py_ssize_t
 ucs1_depth(const Py_UCS1 *p, Py_ssize_t len)
 {
-    const Py_UCS1 *q = memchr(p, '?', (size_t)len);
-    const Py_UCS1 *f = memchr(p, '#', (size_t)(q != NULL ? q - p : len));
-    Py_ssize_t n = f != NULL ? f - p : q != NULL ? q - p : len;
+    Py_ssize_t n = ucs1_query_start(p, len);
     if (n > 0 && p[0] == '/')
         return -1;
     Py_ssize_t pairs = 0, slashes = 0;
@@ -542,42 +541,35 @@ ucs1_depth(const Py_UCS1 *p, Py_ssize_t len)
     return slashes;
 }
 
-#define DEPTHS_MAX 64 /* depths counted in an array; a deeper URL takes the general loop */
-
-/* path_depths for a list of 1-byte URLs with depths under DEPTHS_MAX: {depth: URLs} in
- * first-occurrence order; Py_None (not a new reference) when another loop must count. */
-static PyObject *
-ucs1_path_depths(PyObject *urls, Py_ssize_t count)
+/* The same for a URL of any width, read a character at a time. */
+static Py_ssize_t
+wide_depth(PyObject *url)
 {
-    Py_ssize_t counts[DEPTHS_MAX] = {0};
-    int order[DEPTHS_MAX], seen = 0;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *url = PyList_GET_ITEM(urls, i);
-        if (!PyUnicode_CheckExact(url) || PyUnicode_KIND(url) != PyUnicode_1BYTE_KIND)
-            return Py_None;
-        Py_ssize_t depth = ucs1_depth(PyUnicode_1BYTE_DATA(url), PyUnicode_GET_LENGTH(url));
-        if (depth < 0 || depth >= DEPTHS_MAX)
-            return Py_None;
-        if (counts[depth]++ == 0)
-            order[seen++] = (int)depth;
-    }
-    PyObject *out = PyDict_New();
-    if (out == NULL)
-        return NULL;
-    for (int k = 0; k < seen; k++) {
-        PyObject *depth = PyLong_FromLong(order[k]);
-        PyObject *n = depth != NULL ? PyLong_FromSsize_t(counts[order[k]]) : NULL;
-        int rc = n != NULL ? PyDict_SetItem(out, depth, n) : -1;
-        Py_XDECREF(depth);
-        Py_XDECREF(n);
-        if (rc < 0) {
-            Py_DECREF(out);
-            return NULL;
+    Py_ssize_t n = query_start(url, PyUnicode_GET_LENGTH(url));
+    int kind = PyUnicode_KIND(url);
+    const void *data = PyUnicode_DATA(url);
+    if (n > 0 && PyUnicode_READ(kind, data, 0) == '/')
+        return -1;
+    Py_ssize_t pairs = 0, slashes = 0;
+    for (Py_ssize_t j = 0; j + 1 < n && pairs < 2; j++) {
+        if (PyUnicode_READ(kind, data, j) == '/' && PyUnicode_READ(kind, data, j + 1) == '/') {
+            pairs++;
+            j++; /* non-overlapping, as str.count */
         }
     }
-    return out;
+    for (Py_ssize_t j = 8; j < n - 1; j++) {
+        if (PyUnicode_READ(kind, data, j) == '/')
+            slashes++;
+    }
+    return pairs == 1 ? slashes : -1;
 }
 
+/* parents.py count_path_depths' one pass: {depth: URLs} in the order each depth first
+ * occurs, the depth of a URL being url.count("/", 8, -1) with its query and fragment cut;
+ * None (the caller then counts URL by URL) unless each cut URL holds "//" exactly once and
+ * none starts with "/" (so the URLs joined hold it once a URL, as the definition asks).
+ * Each URL's depth is read first, then the depths counted in an array (a depth is at most
+ * its URL's length) and the dict made once per distinct depth. */
 static PyObject *
 path_depths(PyObject *self, PyObject *args)
 {
@@ -585,64 +577,54 @@ path_depths(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!:path_depths", &PyList_Type, &urls))
         return NULL;
     Py_ssize_t count = PyList_GET_SIZE(urls);
-    PyObject *fast = ucs1_path_depths(urls, count);
-    if (fast != Py_None)
-        return fast; /* the counts, or NULL on an error */
     Py_ssize_t *depths = PyMem_Malloc((count ? count : 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *counts = NULL, *order = NULL;
+    PyObject *out = NULL;
     if (depths == NULL)
         return PyErr_NoMemory();
+    Py_ssize_t deepest = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *url = PyList_GET_ITEM(urls, i);
         if (!PyUnicode_CheckExact(url))
             goto none;
-        Py_ssize_t n = query_start(url, PyUnicode_GET_LENGTH(url));
-        int kind = PyUnicode_KIND(url);
-        const void *data = PyUnicode_DATA(url);
-        if (n > 0 && PyUnicode_READ(kind, data, 0) == '/')
+        Py_ssize_t depth = PyUnicode_KIND(url) == PyUnicode_1BYTE_KIND
+                               ? ucs1_depth(PyUnicode_1BYTE_DATA(url), PyUnicode_GET_LENGTH(url))
+                               : wide_depth(url);
+        if (depth < 0)
             goto none;
-        Py_ssize_t pairs = 0, slashes = 0;
-        for (Py_ssize_t j = 0; j + 1 < n && pairs < 2; j++) {
-            if (PyUnicode_READ(kind, data, j) == '/' && PyUnicode_READ(kind, data, j + 1) == '/') {
-                pairs++;
-                j++; /* non-overlapping, as str.count */
-            }
-        }
-        for (Py_ssize_t j = 8; j < n - 1; j++) {
-            if (PyUnicode_READ(kind, data, j) == '/')
-                slashes++;
-        }
-        if (pairs != 1)
-            goto none;
-        depths[i] = slashes;
+        depths[i] = depth;
+        if (depth > deepest)
+            deepest = depth;
     }
-    PyObject *out = PyDict_New();
-    if (out == NULL)
-        goto error;
+    counts = PyMem_Calloc(deepest + 1, sizeof(Py_ssize_t));
+    order = PyMem_Malloc((deepest + 1) * sizeof(Py_ssize_t));
+    if (counts == NULL || order == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t distinct = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *depth = PyLong_FromSsize_t(depths[i]);
-        if (depth == NULL) {
-            Py_DECREF(out);
-            goto error;
-        }
-        PyObject *had = PyDict_GetItemWithError(out, depth);
-        PyObject *sum = had != NULL ? PyLong_FromSsize_t(PyLong_AsSsize_t(had) + 1)
-                        : PyErr_Occurred() ? NULL : PyLong_FromLong(1);
-        int rc = sum != NULL ? PyDict_SetItem(out, depth, sum) : -1;
-        Py_DECREF(depth);
-        Py_XDECREF(sum);
-        if (rc < 0) {
-            Py_DECREF(out);
-            goto error;
-        }
+        if (counts[depths[i]]++ == 0)
+            order[distinct++] = depths[i];
     }
-    PyMem_Free(depths);
-    return out;
+    out = PyDict_New();
+    for (Py_ssize_t k = 0; out != NULL && k < distinct; k++) {
+        PyObject *depth = PyLong_FromSsize_t(order[k]);
+        PyObject *n = depth != NULL ? PyLong_FromSsize_t(counts[order[k]]) : NULL;
+        int rc = n != NULL ? PyDict_SetItem(out, depth, n) : -1;
+        Py_XDECREF(depth);
+        Py_XDECREF(n);
+        if (rc < 0)
+            Py_CLEAR(out);
+    }
+    goto done;
 none:
+    out = Py_NewRef(Py_None);
+done:
     PyMem_Free(depths);
-    Py_RETURN_NONE;
-error:
-    PyMem_Free(depths);
-    return NULL;
+    PyMem_Free(counts);
+    PyMem_Free(order);
+    return out;
 }
 
 /* Column `i` of kinds, sources or statuses (None, or a list as long as the parents). */

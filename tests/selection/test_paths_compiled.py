@@ -172,7 +172,7 @@ _ASCII_URLS = st.one_of(
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(_ASCII_URLS, max_size=12))
 def test_compiled_depths_of_one_byte_urls_are_the_python_ones(urls):
-    """The byte loop that counts 1-byte URLs (and its array of depths under 64) answers as
+    """The byte loop that reads 1-byte URLs (deep ones included) counts them as
     the definition: the same counts in the same order, None where it counts URL by URL."""
     depths = _paths.path_depths(urls)
     python = parents_module._count_path_depths(urls)
