@@ -116,8 +116,14 @@ class InventoryDepths:
         self.path: Counter[int] = Counter()
 
     def add_many(self, records: list[dict[str, Any]]) -> None:
-        # dict.get mapped over the records: the per-URL work stays in C.
-        self.click.update(map(dict.get, records, repeat("depth")))
+        # dict.get mapped over the records: the per-URL work stays in C. A sitemap batch
+        # has no depth at all: its Nones counted at once, not one Counter step each.
+        depths = list(map(dict.get, records, repeat("depth")))
+        unknown = depths.count(None)
+        if unknown and unknown == len(depths):
+            self.click[None] += unknown
+        else:
+            self.click.update(depths)
         self.path.update(count_path_depths(list(map(_URL, records))))
 
     def as_dict(self) -> dict[str, Any]:

@@ -20,6 +20,8 @@
 static PyObject *encode_basestring; /* json.encoder.encode_basestring */
 static PyObject *str_null, *str_close;
 static PyObject *key_kind, *key_flags, *key_slug, *key_score, *key_change, *key_via;
+static PyObject *key_url, *key_source, *key_sitemap, *key_lastmod, *key_priority, *key_changefreq,
+    *key_alternates;
 static PyObject *lit_kind, *lit_flags, *lit_slug, *lit_score, *lit_change;
 static PyObject *lit_url, *lit_priority, *lit_changefreq, *lit_alternates;
 
@@ -30,7 +32,7 @@ typedef struct {
     int owned;
 } Piece;
 
-#define MAX_PIECES 16
+#define MAX_PIECES 24 /* a rendered head (9) and a tail (10) */
 /* url, source, sitemap, lastmod, priority, changefreq, alternates and the facts key */
 #define COMMON_KEYS 8
 
@@ -205,10 +207,11 @@ error:
 }
 
 /* The tail of a record of the common shape: kind, slug and change each a str or None,
- * flags None, score an int or None, no other field; 0 when it is not of that shape (-1 on
- * an error). */
+ * flags None, score an int or None, no field but those and its `listing` keys (the
+ * listing's seven, and the facts key where it has one); 0 when it is not of that shape
+ * (-1 on an error). */
 static int
-common_tail(Line *line, PyObject *rec)
+common_tail(Line *line, PyObject *rec, Py_ssize_t listing)
 {
     PyObject *kind = PyDict_GetItemWithError(rec, key_kind);
     PyObject *flags = PyDict_GetItemWithError(rec, key_flags);
@@ -217,9 +220,9 @@ common_tail(Line *line, PyObject *rec)
     PyObject *change = PyDict_GetItemWithError(rec, key_change);
     if (PyErr_Occurred())
         return -1;
-    /* The common record has the listing's COMMON_KEYS and some of the five stage fields;
-     * any other key (an extra field such as robots_rule or aliases) is not its shape. */
-    Py_ssize_t known = COMMON_KEYS + (kind != NULL) + (flags != NULL) + (slug != NULL)
+    /* The common record has its listing keys and some of the five stage fields; any other
+     * key (an extra field such as robots_rule or aliases) is not its shape. */
+    Py_ssize_t known = listing + (kind != NULL) + (flags != NULL) + (slug != NULL)
                        + (score != NULL) + (change != NULL);
     if (PyDict_GET_SIZE(rec) != known)
         return 0;
@@ -361,18 +364,134 @@ holding(PyObject *module, PyObject *args)
     return out;
 }
 
-/* record_lines(records, facts_key, head_index, checks) -> list[str | None]
- * feed_lines.json_lines' line of each record whose facts hold (`checks`: the values its
- * head was written from) with a head at `head_index`, and whose tail is of the common
- * shape; None for each other record. */
+/* What record_lines renders a head with, and its identity caches for one call: the
+ * records hold every cached object, so a pointer names the same object all along. */
+#define NUMBERS_CACHED 8
+typedef struct {
+    PyObject *prefix_of, *number;    /* json_text.listing_prefix, json_text.number */
+    PyObject *source, *sitemap;      /* borrowed: the last pair's */
+    PyObject *rest;                  /* owned: its prefix without the URL's closing quote */
+    PyObject *value[NUMBERS_CACHED]; /* borrowed: priorities ... */
+    PyObject *text[NUMBERS_CACHED];  /* ... and their text (owned) */
+    int numbers, next;
+} Rendering;
+
+static void
+rendering_clear(Rendering *r)
+{
+    Py_CLEAR(r->rest);
+    for (int i = 0; i < r->numbers; i++)
+        Py_CLEAR(r->text[i]);
+    r->numbers = 0;
+}
+
+/* `priority` as json_text.number writes it (borrowed); NULL on an error. */
+static PyObject *
+rendered_number(Rendering *r, PyObject *priority)
+{
+    if (priority == Py_None)
+        return str_null;
+    for (int i = 0; i < r->numbers; i++)
+        if (r->value[i] == priority)
+            return r->text[i];
+    PyObject *text = PyObject_CallOneArg(r->number, priority);
+    if (text == NULL)
+        return NULL;
+    if (!PyUnicode_CheckExact(text)) {
+        Py_DECREF(text);
+        PyErr_SetString(PyExc_TypeError, "number gave no str");
+        return NULL;
+    }
+    int at;
+    if (r->numbers < NUMBERS_CACHED) {
+        at = r->numbers++;
+    }
+    else { /* full (a batch of many distinct priorities): the oldest makes room */
+        at = r->next;
+        r->next = (r->next + 1) % NUMBERS_CACHED;
+        Py_DECREF(r->text[at]);
+    }
+    r->value[at] = priority;
+    r->text[at] = text;
+    return text;
+}
+
+/* The head of a record with no head from the worker, rendered from its own values as
+ * feed_lines.json_heads writes it: 1 when written, 0 when the record is not of the
+ * listing's plain shape (its seven keys, text where text belongs, no alternates), -1 on
+ * an error. */
+static int
+rendered_head(Line *line, PyObject *rec, Rendering *r)
+{
+    PyObject *v[7];
+    PyObject *keys[7] = {key_url, key_source, key_sitemap, key_lastmod,
+                         key_priority, key_changefreq, key_alternates};
+    for (int i = 0; i < 7; i++) {
+        v[i] = PyDict_GetItemWithError(rec, keys[i]);
+        if (v[i] == NULL)
+            return PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *url = v[0], *source = v[1], *sitemap = v[2], *lastmod = v[3];
+    PyObject *priority = v[4], *changefreq = v[5], *alternates = v[6];
+    if (alternates != Py_None || !PyUnicode_CheckExact(url) || !PyUnicode_CheckExact(source)
+        || (sitemap != Py_None && !PyUnicode_CheckExact(sitemap))
+        || (lastmod != Py_None && !PyUnicode_CheckExact(lastmod))
+        || (changefreq != Py_None && !PyUnicode_CheckExact(changefreq)))
+        return 0;
+    if (r->rest == NULL || source != r->source || sitemap != r->sitemap) {
+        PyObject *prefix = PyObject_CallFunctionObjArgs(r->prefix_of, source, sitemap, NULL);
+        if (prefix == NULL)
+            return -1;
+        if (!PyUnicode_CheckExact(prefix) || PyUnicode_GET_LENGTH(prefix) < 1
+            || PyUnicode_READ_CHAR(prefix, 0) != '"') {
+            Py_DECREF(prefix);
+            PyErr_SetString(PyExc_ValueError, "listing_prefix must give text opening with '\"'");
+            return -1;
+        }
+        Py_XSETREF(r->rest, PyUnicode_Substring(prefix, 1, PyUnicode_GET_LENGTH(prefix)));
+        Py_DECREF(prefix);
+        if (r->rest == NULL)
+            return -1;
+        r->source = source;
+        r->sitemap = sitemap;
+    }
+    PyObject *number = rendered_number(r, priority);
+    if (number == NULL)
+        return -1;
+    line_raw(line, lit_url);
+    if (line_json(line, url) < 0)
+        return -1;
+    line_raw(line, r->rest);
+    if (line_json_or_null(line, lastmod) < 0)
+        return -1;
+    line_raw(line, lit_priority);
+    line_raw(line, number);
+    line_raw(line, lit_changefreq);
+    if (line_json_or_null(line, changefreq) < 0)
+        return -1;
+    line_raw(line, lit_alternates);
+    return 1;
+}
+
+/* record_lines(records, facts_key, head_index, checks[, prefix_of, number])
+ *     -> list[str | None]
+ * feed_lines.json_lines' line of each record whose tail is of the common shape, with the
+ * head its facts hold (`checks`: the values the head was written from; at `head_index`)
+ * or, given `prefix_of` and `number` (json_text.listing_prefix and number), one rendered
+ * from its own values when it has no alternates; None for each other record. */
 static PyObject *
 record_lines(PyObject *module, PyObject *args)
 {
     PyObject *records, *facts_key, *checks_arg;
     Py_ssize_t head_index;
-    if (!PyArg_ParseTuple(args, "O!UnO:record_lines", &PyList_Type, &records, &facts_key,
-                          &head_index, &checks_arg))
+    Rendering rendering = {.prefix_of = NULL, .number = NULL, .rest = NULL};
+    if (!PyArg_ParseTuple(args, "O!UnO|OO:record_lines", &PyList_Type, &records, &facts_key,
+                          &head_index, &checks_arg, &rendering.prefix_of, &rendering.number))
         return NULL;
+    if ((rendering.prefix_of == NULL) != (rendering.number == NULL)) {
+        PyErr_SetString(PyExc_TypeError, "record_lines: prefix_of and number go together");
+        return NULL;
+    }
     Checks checks;
     if (checks_parse(checks_arg, &checks) < 0)
         return NULL;
@@ -395,33 +514,47 @@ record_lines(PyObject *module, PyObject *args)
         PyObject *head = NULL;
         if (facts != NULL && PyTuple_GET_SIZE(facts) > head_index)
             head = PyTuple_GET_ITEM(facts, head_index);
-        if (head != NULL && PyUnicode_CheckExact(head) && PyUnicode_GET_LENGTH(head)) {
+        int worked = head != NULL && PyUnicode_CheckExact(head) && PyUnicode_GET_LENGTH(head);
+        if (PyDict_CheckExact(rec) && (worked || rendering.prefix_of != NULL)) {
             int has_via = PyDict_Contains(rec, key_via);
             if (has_via < 0)
                 goto error;
-            if (!has_via) {
+            int shape = 0;
+            Py_ssize_t listing = COMMON_KEYS;
+            if (!has_via && worked) {
                 line_raw(&line, head);
-                int shape = common_tail(&line, rec);
-                if (shape < 0) {
+                shape = 1;
+            }
+            else if (!has_via) {
+                int has_facts = PyDict_Contains(rec, facts_key);
+                if (has_facts < 0)
+                    goto error;
+                listing = COMMON_KEYS - 1 + has_facts;
+                shape = rendered_head(&line, rec, &rendering);
+            }
+            if (shape > 0)
+                shape = common_tail(&line, rec, listing);
+            if (shape < 0) {
+                line_clear(&line);
+                goto error;
+            }
+            if (shape) {
+                text = line_join(&line);
+                if (text == NULL) {
                     line_clear(&line);
                     goto error;
                 }
-                if (shape) {
-                    text = line_join(&line);
-                    if (text == NULL) {
-                        line_clear(&line);
-                        goto error;
-                    }
-                }
-                line_clear(&line);
             }
+            line_clear(&line);
         }
         if (text == NULL)
             text = Py_NewRef(Py_None);
         PyList_SET_ITEM(out, i, text);
     }
+    rendering_clear(&rendering);
     return out;
 error:
+    rendering_clear(&rendering);
     Py_DECREF(out);
     return NULL;
 }
@@ -561,7 +694,7 @@ static PyMethodDef methods[] = {
     {"listed_heads", listed_heads, METH_VARARGS,
      "listed_heads(urls, lastmods, priorities, changefreqs, prefix, numbers, words) -> list[str]"},
     {"record_lines", record_lines, METH_VARARGS,
-     "record_lines(records, facts_key, head_index, checks) -> list[str | None]"},
+     "record_lines(records, facts_key, head_index, checks[, prefix_of, number]) -> list[str | None]"},
     {"holding", holding, METH_VARARGS, "holding(records, facts_key, checks) -> list"},
     {NULL, NULL, 0, NULL},
 };
@@ -589,6 +722,13 @@ PyInit__lines(void)
     key_score = PyUnicode_InternFromString("score");
     key_change = PyUnicode_InternFromString("change");
     key_via = PyUnicode_InternFromString("via");
+    key_url = PyUnicode_InternFromString("url");
+    key_source = PyUnicode_InternFromString("source");
+    key_sitemap = PyUnicode_InternFromString("sitemap");
+    key_lastmod = PyUnicode_InternFromString("lastmod");
+    key_priority = PyUnicode_InternFromString("priority");
+    key_changefreq = PyUnicode_InternFromString("changefreq");
+    key_alternates = PyUnicode_InternFromString("alternates");
     lit_kind = PyUnicode_InternFromString(", \"kind\": ");
     lit_flags = PyUnicode_InternFromString(", \"flags\": null");
     lit_slug = PyUnicode_InternFromString(", \"slug\": ");
@@ -601,7 +741,8 @@ PyInit__lines(void)
     if (!str_null || !str_close || !key_kind || !key_flags || !key_slug
         || !key_score || !key_change || !key_via || !lit_kind || !lit_flags || !lit_slug
         || !lit_score || !lit_change || !lit_url || !lit_priority || !lit_changefreq
-        || !lit_alternates)
+        || !lit_alternates || !key_url || !key_source || !key_sitemap || !key_lastmod
+        || !key_priority || !key_changefreq || !key_alternates)
         return NULL;
     return PyModule_Create(&module_def);
 }

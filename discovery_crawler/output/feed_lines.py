@@ -1,11 +1,12 @@
 """The feed's JSON lines, built by hand around ``json.encoder.encode_basestring`` (C)
 rather than ``json.dumps`` per record (``json_text`` has the pieces). No Scrapy imports.
 
-A record from the sitemap worker brings the head of its line (``UrlFacts.head``, written
-there with ``json_text.listed_heads``, the same text ``json_heads`` gives) and, on a first
-run, its tail; each is used only while the record holds what it was written from
-(``facts.holding``): a stage that changed the URL, the lastmod… gets a line rendered
-here.
+A record from the sitemap worker with hreflang alternates brings the head of its line
+(``UrlFacts.head``, written there with ``json_text.listed_heads``, the same text
+``json_heads`` gives); any other head is rendered here, from the record's own values (in C
+where it was built: cheaper than sending it). On a first run a record also brings its tail.
+Each is used only while the record holds what it was written from (``facts.holding``): a
+stage that changed the URL, the lastmod… gets a line rendered here.
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ def worked_text(item: Any) -> str | None:
         if f is None or not _tail_holds(rec, f):
             return None
     heads, tails, _ = worked
+    if "" in heads:  # heads left for the spider to render (``json_lines`` does)
+        return None
     return "\n".join(map(operator.add, heads, tails)) + "\n"
 
 
@@ -110,15 +113,17 @@ def worked_entries(item: Any) -> list[str] | None:
 def json_lines(records: list[dict[str, Any]]) -> str:
     """Many records, one JSON object a line (the per-URL hot path of the feed).
 
-    A record from the sitemap worker brings its head (``json_heads``) in its facts; the
-    others' heads are rendered here. Where ``_lines`` was built, it writes the lines of the
-    common records (a worker's head that holds, a plain tail) and ``_record_lines`` the
-    others.
+    A record from the sitemap worker may bring its head (``json_heads``) in its facts: the
+    worker renders the heads with hreflang alternates; the others' heads are rendered here.
+    Where ``_lines`` was built, it writes the lines of the common records (a worker's head
+    that holds, or no alternates; a plain tail) and ``_record_lines`` the others.
     """
     if _lines is None or records.__class__ is not list:
         lines = _record_lines(records)
     else:
-        lines = _lines.record_lines(records, FACTS, HEAD_INDEX, FROM_LISTING)
+        lines = _lines.record_lines(
+            records, FACTS, HEAD_INDEX, FROM_LISTING, listing_prefix, number
+        )
         if None in lines:
             todo = [i for i, line in enumerate(lines) if line is None]
             for i, line in zip(todo, _record_lines([records[i] for i in todo]), strict=True):

@@ -74,7 +74,8 @@ class UrlFacts(NamedTuple):
     page_type: str
     slot: str | None
     base_slug: str
-    head: str  # the feed line up to its alternates' value ('' where not rendered)
+    head: str  # the feed line up to its alternates' value ('' where not rendered: the
+    # worker renders only those with alternates, the feed renders the others)
     kind: str  # the URL kind (``urls.kinds``)
     decision: Decision | None  # the filter's; None: the site was not known yet
     junk: str | None  # the junk pattern's name
@@ -196,7 +197,7 @@ class WorkedBatch(NamedTuple):
     types: Column
     slots: Column
     bases: Column  # base slugs
-    heads: Column  # feed lines up to ``alternates``' value
+    heads: Column  # feed lines up to ``alternates``' value, of entries with alternates only
     kinds: Column
     junk: Column  # junk pattern names
     decisions: Column | None  # filter decision codes; None: the site was not known yet
@@ -255,7 +256,16 @@ def _worked(
     )
     paths = normalized_paths(good_urls)
     bases = bases_many(paths)
-    heads = listed_heads(good_urls, good_lastmods, good_priorities, good_changefreqs, source, base)
+    policy = tools.policy
+    run = tools.context.first_run if policy is not None and not normalized else 0
+    # Without whole lines to write (``SITEMAP_WORKER_LINES``), a head only where the line has
+    # hreflang alternates (below): the spider renders the others from the record for less
+    # than it costs to send them.
+    heads = (
+        listed_heads(good_urls, good_lastmods, good_priorities, good_changefreqs, source, base)
+        if run
+        else [""] * len(good_urls)
+    )
     kinds = url_kinds_many(good_urls)
     patterns = junk_patterns_many(paths)
     junk = (
@@ -263,7 +273,6 @@ def _worked(
         if patterns.count(None) == len(patterns)
         else [p.name if p is not None else "" for p in patterns]
     )
-    policy = tools.policy
     decisions = None
     if policy is not None:
         verdicts = policy.decide_many(good_urls, kinds)
@@ -275,8 +284,7 @@ def _worked(
     columns = [types, _mapped(slots, lambda slot: slot or ""), bases, heads, kinds, junk]
     if decisions is not None:
         columns.append(decisions)
-        run = tools.context.first_run
-        if run and not normalized:
+        if run:
             columns.extend(
                 _speculated(good_urls, good_lastmods, totals, bases, kinds, decisions, junk, run)
             )
@@ -290,9 +298,21 @@ def _worked(
     if alternates:
         listed, named, owners = _alternate_urls(alternates, locs, urls, base, tools)
         heads = columns[3]
-        for i, pairs in listed.items():  # the line's head with its alternates
-            if urls[i].__class__ is str:
-                heads[i] = heads[i][: -len("null")] + _alternates_text(pairs)
+        owned = [i for i in listed if urls[i].__class__ is str]
+        unwritten = [i for i in owned if not heads[i]]
+        if unwritten:
+            rendered = listed_heads(
+                [urls[i] for i in unwritten],
+                [lastmods[i] for i in unwritten],
+                [priorities[i] for i in unwritten],
+                [changefreqs[i] for i in unwritten],
+                source,
+                base,
+            )
+            for i, head in zip(unwritten, rendered, strict=True):
+                heads[i] = head
+        for i in owned:  # the line's head with its alternates
+            heads[i] = heads[i][: -len("null")] + _alternates_text(listed[i])
         if named:
             blank = [""] * len(named)
             others = _worked(named, blank, blank, blank, {}, base, tools, "alternate", True)

@@ -48,7 +48,9 @@ def records(draw):
         "source": draw(st.sampled_from(["sitemap", "link", "alternate"])),
         "sitemap": draw(OPTIONAL_TEXT),
         "lastmod": draw(OPTIONAL_TEXT),
-        "priority": draw(st.one_of(st.none(), st.floats(0, 1))),
+        "priority": draw(
+            st.one_of(st.none(), st.floats(0, 1), st.sampled_from([0.5, 1, True, float("inf")]))
+        ),
         "changefreq": draw(OPTIONAL_TEXT),
         "alternates": None,
     }
@@ -157,6 +159,38 @@ def test_feed_lines_of_a_common_batch_come_from_c():
     assert lines[1:] == [None, None]
     assert json_lines(batch) == python_lines(batch)
     assert json_lines([extra]).endswith(', "aliases": ["https://e.com/a/"]}\n')
+
+
+@needs_compiled
+def test_heads_the_worker_did_not_send_are_rendered_by_c():
+    """A record with no head from the worker (none sent, or no facts at all) and no
+    alternates gets its whole line from the C, given the prefix and number renderers; one
+    with alternates and no head is left to Python."""
+    listed = {
+        "url": 'https://e.com/é?a="b"',
+        "source": "sitemap",
+        "sitemap": "https://e.com/s.xml",
+        "lastmod": "2026-01-01",
+        "priority": 0.3,
+        "changefreq": "daily",
+        "alternates": None,
+    }
+    tail = {"kind": "page", "flags": None, "slug": "a", "score": 3, "change": "new"}
+    bare = {**listed, **tail}
+    headless = {**bare, FACTS: facts_of(listed, "")}
+    other_source = {**bare, "source": "alternate", "priority": None, "lastmod": None}
+    alternates = [{"hreflang": "de", "href": "https://e.com/de"}]
+    with_alternates = {**bare, "alternates": alternates}
+    batch = [bare, headless, other_source, with_alternates, bare]
+    args = (FACTS, HEAD_INDEX, facts_module.FROM_LISTING)
+    lines = compiled.record_lines(batch, *args, json_text.listing_prefix, json_text.number)
+    assert lines[3] is None
+    assert [line + "\n" for line in lines[:3] + lines[4:]] == [
+        python_lines([rec]) for rec in batch[:3] + batch[4:]
+    ]
+    assert compiled.record_lines(batch, *args) == [None] * 5  # no renderers: heads only
+    with pytest.raises(TypeError):
+        compiled.record_lines(batch, *args, json_text.listing_prefix)
 
 
 @needs_compiled
