@@ -322,9 +322,9 @@ def _worked(
     return WorkedBatch(
         len(urls),
         _join([url if url.__class__ is str else "" for url in urls] if errors else urls),
-        _join(lastmods),
-        _join(changefreqs),
-        _join(priorities),
+        _few_valued(lastmods),
+        _few_valued(changefreqs),
+        _few_valued(priorities),
         totals,
         *(_SEP.join(c) if i in _OWN_VALUED else c for i, c in enumerate(columns[:6])),
         *optional,
@@ -790,6 +790,15 @@ _SEP = "\x00"
 # Of worked_batch's first six columns, bases and heads are joined, unchecked: a base slug
 # ([a-z0-9_-]) and JSON text (its control characters escaped) never hold a NUL.
 _OWN_VALUED = (2, 3)
+
+
+def _few_valued(values: list[str]) -> str | list[str]:
+    """A listing column as a list of shared strings where its values repeat (a
+    changefreq, a priority, often a lastmod date): pickle writes each once and a reference
+    after, and the spider splits out no string per URL to make and free. Else joined."""
+    shared: dict[str, str] = {}
+    column = [shared.setdefault(value, value) for value in values]
+    return column if 4 * len(shared) <= len(values) else _join(values)
 
 
 def _join(values: list[str]) -> str | list[str]:
