@@ -366,7 +366,7 @@ holding(PyObject *module, PyObject *args)
 
 /* What record_lines renders a head with, and its identity caches for one call: the
  * records hold every cached object, so a pointer names the same object all along. */
-#define NUMBERS_CACHED 8
+#define NUMBERS_CACHED 32 /* a batch's distinct priorities: 0.0 to 1.0 by tenths is 11 */
 typedef struct {
     PyObject *prefix_of, *number;    /* json_text.listing_prefix, json_text.number */
     PyObject *source, *sitemap;      /* borrowed: the last pair's */
@@ -473,6 +473,81 @@ rendered_head(Line *line, PyObject *rec, Rendering *r)
     return 1;
 }
 
+/* A record_lines call's arguments, parsed. */
+typedef struct {
+    PyObject *records, *facts_key;
+    Py_ssize_t head_index;
+    Checks checks;
+    Rendering rendering;
+} LineArgs;
+
+static int
+line_args(PyObject *args, const char *format, LineArgs *a)
+{
+    PyObject *checks_arg;
+    a->rendering = (Rendering){.prefix_of = NULL, .number = NULL, .rest = NULL};
+    if (!PyArg_ParseTuple(args, format, &PyList_Type, &a->records, &a->facts_key,
+                          &a->head_index, &checks_arg, &a->rendering.prefix_of,
+                          &a->rendering.number))
+        return -1;
+    if ((a->rendering.prefix_of == NULL) != (a->rendering.number == NULL)) {
+        PyErr_SetString(PyExc_TypeError, "record_lines: prefix_of and number go together");
+        return -1;
+    }
+    if (checks_parse(checks_arg, &a->checks) < 0)
+        return -1;
+    if (a->head_index < 0) {
+        PyErr_SetString(PyExc_ValueError, "record_lines: a negative head index");
+        return -1;
+    }
+    return 0;
+}
+
+/* One record's line as pieces in `line`: 1 when it is of the common shape (a head its
+ * facts hold, or one rendered from its values; a plain tail), 0 when not (`line` left
+ * empty), -1 on an error. */
+static int
+record_line(Line *line, PyObject *rec, LineArgs *a)
+{
+    if (!PyDict_CheckExact(rec))
+        return 0;
+    /* A head only where the facts have one (the worker's lines with alternates): then
+     * whether they hold; the others' heads are rendered, which needs no check. */
+    PyObject *facts = PyDict_GetItemWithError(rec, a->facts_key);
+    if (facts == NULL && PyErr_Occurred())
+        return -1;
+    PyObject *head = NULL;
+    if (facts != NULL && PyTuple_Check(facts) && PyTuple_GET_SIZE(facts) > a->head_index)
+        head = PyTuple_GET_ITEM(facts, a->head_index);
+    int worked = head != NULL && PyUnicode_CheckExact(head) && PyUnicode_GET_LENGTH(head);
+    if (worked) {
+        int error = 0;
+        worked = facts_holding(rec, a->facts_key, &a->checks, &error) != NULL;
+        if (error)
+            return -1;
+    }
+    if (!worked && a->rendering.prefix_of == NULL)
+        return 0;
+    int has_via = PyDict_Contains(rec, key_via);
+    if (has_via != 0)
+        return has_via < 0 ? -1 : 0; /* a link-crawl record: Python writes it */
+    int shape;
+    Py_ssize_t listing = COMMON_KEYS;
+    if (worked) {
+        line_raw(line, head);
+        shape = 1;
+    }
+    else {
+        listing = COMMON_KEYS - 1 + (facts != NULL);
+        shape = rendered_head(line, rec, &a->rendering);
+    }
+    if (shape > 0)
+        shape = common_tail(line, rec, listing);
+    if (shape <= 0)
+        line_clear(line);
+    return shape;
+}
+
 /* record_lines(records, facts_key, head_index, checks[, prefix_of, number])
  *     -> list[str | None]
  * feed_lines.json_lines' line of each record whose tail is of the common shape, with the
@@ -482,80 +557,122 @@ rendered_head(Line *line, PyObject *rec, Rendering *r)
 static PyObject *
 record_lines(PyObject *module, PyObject *args)
 {
-    PyObject *records, *facts_key, *checks_arg;
-    Py_ssize_t head_index;
-    Rendering rendering = {.prefix_of = NULL, .number = NULL, .rest = NULL};
-    if (!PyArg_ParseTuple(args, "O!UnO|OO:record_lines", &PyList_Type, &records, &facts_key,
-                          &head_index, &checks_arg, &rendering.prefix_of, &rendering.number))
+    LineArgs a;
+    if (line_args(args, "O!UnO|OO:record_lines", &a) < 0)
         return NULL;
-    if ((rendering.prefix_of == NULL) != (rendering.number == NULL)) {
-        PyErr_SetString(PyExc_TypeError, "record_lines: prefix_of and number go together");
-        return NULL;
-    }
-    Checks checks;
-    if (checks_parse(checks_arg, &checks) < 0)
-        return NULL;
-    if (head_index < 0) {
-        PyErr_SetString(PyExc_ValueError, "record_lines: a negative head index");
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(records);
+    Py_ssize_t n = PyList_GET_SIZE(a.records);
     PyObject *out = PyList_New(n);
     if (out == NULL)
         return NULL;
     Line line = {.n = 0};
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *rec = PyList_GET_ITEM(records, i);
         PyObject *text = NULL;
-        int error;
-        PyObject *facts = facts_holding(rec, facts_key, &checks, &error);
-        if (error)
+        int shape = record_line(&line, PyList_GET_ITEM(a.records, i), &a);
+        if (shape < 0)
             goto error;
-        PyObject *head = NULL;
-        if (facts != NULL && PyTuple_GET_SIZE(facts) > head_index)
-            head = PyTuple_GET_ITEM(facts, head_index);
-        int worked = head != NULL && PyUnicode_CheckExact(head) && PyUnicode_GET_LENGTH(head);
-        if (PyDict_CheckExact(rec) && (worked || rendering.prefix_of != NULL)) {
-            int has_via = PyDict_Contains(rec, key_via);
-            if (has_via < 0)
-                goto error;
-            int shape = 0;
-            Py_ssize_t listing = COMMON_KEYS;
-            if (!has_via && worked) {
-                line_raw(&line, head);
-                shape = 1;
-            }
-            else if (!has_via) {
-                int has_facts = PyDict_Contains(rec, facts_key);
-                if (has_facts < 0)
-                    goto error;
-                listing = COMMON_KEYS - 1 + has_facts;
-                shape = rendered_head(&line, rec, &rendering);
-            }
-            if (shape > 0)
-                shape = common_tail(&line, rec, listing);
-            if (shape < 0) {
-                line_clear(&line);
-                goto error;
-            }
-            if (shape) {
-                text = line_join(&line);
-                if (text == NULL) {
-                    line_clear(&line);
-                    goto error;
-                }
-            }
+        if (shape) {
+            text = line_join(&line);
             line_clear(&line);
+            if (text == NULL)
+                goto error;
         }
-        if (text == NULL)
-            text = Py_NewRef(Py_None);
-        PyList_SET_ITEM(out, i, text);
+        PyList_SET_ITEM(out, i, text != NULL ? text : Py_NewRef(Py_None));
     }
-    rendering_clear(&rendering);
+    rendering_clear(&a.rendering);
     return out;
 error:
-    rendering_clear(&rendering);
+    rendering_clear(&a.rendering);
     Py_DECREF(out);
+    return NULL;
+}
+
+/* Bytes written into one growing bytes object. */
+typedef struct {
+    PyObject *bytes;
+    Py_ssize_t size;
+} Bytes;
+
+static int
+bytes_put(Bytes *b, const char *data, Py_ssize_t len)
+{
+    Py_ssize_t room = PyBytes_GET_SIZE(b->bytes);
+    if (b->size + len > room) {
+        Py_ssize_t want = room * 2 > b->size + len ? room * 2 : b->size + len + 4096;
+        if (_PyBytes_Resize(&b->bytes, want) < 0)
+            return -1;
+    }
+    memcpy(PyBytes_AS_STRING(b->bytes) + b->size, data, len);
+    b->size += len;
+    return 0;
+}
+
+/* The line's pieces as UTF-8, then a newline. */
+static int
+line_put(Line *line, Bytes *b)
+{
+    for (int i = 0; i < line->n; i++) {
+        Piece *p = &line->p[i];
+        if (p->quote && bytes_put(b, "\"", 1) < 0)
+            return -1;
+        if (PyUnicode_IS_ASCII(p->s)) {
+            if (bytes_put(b, (const char *)PyUnicode_1BYTE_DATA(p->s),
+                          PyUnicode_GET_LENGTH(p->s)) < 0)
+                return -1;
+        }
+        else {
+            /* strict, as str.encode("utf-8") is: a lone surrogate raises, and the caller
+             * renders the batch by the general path, which raises the same */
+            PyObject *utf8 = PyUnicode_AsUTF8String(p->s);
+            if (utf8 == NULL)
+                return -1;
+            int rc = bytes_put(b, PyBytes_AS_STRING(utf8), PyBytes_GET_SIZE(utf8));
+            Py_DECREF(utf8);
+            if (rc < 0)
+                return -1;
+        }
+        if (p->quote && bytes_put(b, "\"", 1) < 0)
+            return -1;
+    }
+    return bytes_put(b, "\n", 1);
+}
+
+/* record_text(records, facts_key, head_index, checks, prefix_of, number) -> bytes | None
+ * record_lines' lines, each ended by a newline, as UTF-8 in one bytes object (no string
+ * a line, no join, no encode); None as soon as a record is not of the common shape, or a
+ * piece cannot be encoded: the caller writes that batch by the general path. */
+static PyObject *
+record_text(PyObject *module, PyObject *args)
+{
+    LineArgs a;
+    if (line_args(args, "O!UnOOO:record_text", &a) < 0)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(a.records);
+    Bytes b = {.bytes = PyBytes_FromStringAndSize(NULL, 640 * (n ? n : 1)), .size = 0};
+    if (b.bytes == NULL)
+        return NULL;
+    Line line = {.n = 0};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int shape = record_line(&line, PyList_GET_ITEM(a.records, i), &a);
+        if (shape <= 0)
+            goto stop;
+        int rc = line_put(&line, &b);
+        line_clear(&line);
+        if (rc < 0)
+            goto stop;
+    }
+    rendering_clear(&a.rendering);
+    if (_PyBytes_Resize(&b.bytes, b.size) < 0)
+        return NULL;
+    return b.bytes;
+stop:
+    rendering_clear(&a.rendering);
+    Py_XDECREF(b.bytes);
+    if (!PyErr_Occurred())
+        Py_RETURN_NONE;
+    if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
     return NULL;
 }
 
@@ -695,6 +812,8 @@ static PyMethodDef methods[] = {
      "listed_heads(urls, lastmods, priorities, changefreqs, prefix, numbers, words) -> list[str]"},
     {"record_lines", record_lines, METH_VARARGS,
      "record_lines(records, facts_key, head_index, checks[, prefix_of, number]) -> list[str | None]"},
+    {"record_text", record_text, METH_VARARGS,
+     "record_text(records, facts_key, head_index, checks, prefix_of, number) -> bytes | None"},
     {"holding", holding, METH_VARARGS, "holding(records, facts_key, checks) -> list"},
     {NULL, NULL, 0, NULL},
 };

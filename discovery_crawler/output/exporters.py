@@ -32,7 +32,13 @@ from discovery_crawler.items import (
     STAGE_FIELDS,
     UrlBatch,
 )
-from discovery_crawler.output.feed_lines import _dumps, json_line, json_lines, worked_text
+from discovery_crawler.output.feed_lines import (
+    _dumps,
+    json_line,
+    json_lines,
+    json_utf8,
+    worked_text,
+)
 from discovery_crawler.signals import output_failed
 from discovery_crawler.urls.normalize import twin_key
 from discovery_crawler.urls.seen import RecordPatch
@@ -46,6 +52,8 @@ if TYPE_CHECKING:
     from discovery_crawler.urls.seen import SeenSet
 
 logger = logging.getLogger(__name__)
+
+_UTF8 = ("utf-8", "utf8", "UTF-8")
 
 
 def _merge_sources(obj: dict[str, Any], extra: list[str]) -> None:
@@ -245,6 +253,8 @@ class JsonLinesExporter(_RecordExporter):
     """``-O file.jsonl``: one JSON object per line, one line per URL."""
 
     def encode_batch(self, records: list[dict[str, Any]], lines: str | None = None) -> bytes:
+        if lines is None and self.encoding in _UTF8:
+            return json_utf8(records)
         return (lines or json_lines(records)).encode(self.encoding)
 
     def rewrite(self, copy: BinaryIO, seen: SeenSet) -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from discovery_crawler.items import EXTRA_FIELDS
 from discovery_crawler.output import feed_lines, json_text, state
-from discovery_crawler.output.feed_lines import json_heads, json_lines
+from discovery_crawler.output.feed_lines import json_heads, json_lines, json_utf8
 from discovery_crawler.sitemaps import facts as facts_module
 from discovery_crawler.sitemaps.facts import FACTS, HEAD_INDEX, UrlFacts
 from tests import conftest
@@ -123,6 +123,47 @@ def test_feed_lines_are_the_python_text(batch):
     """``json_lines`` with the C writes exactly what the Python loop writes, whatever mix
     of common and other records a batch holds."""
     assert json_lines(batch) == python_lines(batch)
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.lists(records(), max_size=12))
+def test_feed_bytes_are_the_python_text_encoded(batch):
+    """``json_utf8`` (the whole batch as UTF-8 from C, or the general path) gives exactly
+    the Python lines encoded; text that UTF-8 cannot hold (a lone surrogate) fails the
+    same way on both paths."""
+    try:
+        expected = python_lines(batch).encode("utf-8")
+    except UnicodeEncodeError:
+        with pytest.raises(UnicodeEncodeError):
+            json_utf8(batch)
+        return
+    assert json_utf8(batch) == expected
+
+
+@needs_compiled
+def test_a_batch_of_common_records_is_written_as_bytes_by_c():
+    """Every record of the common shape: one bytes object from C; one record the C does
+    not write (flags) and it gives None, for the general path."""
+    listed = {
+        "url": "https://e.com/é",
+        "source": "sitemap",
+        "sitemap": "https://e.com/s.xml",
+        "lastmod": None,
+        "priority": 0.5,
+        "changefreq": None,
+        "alternates": None,
+    }
+    tail = {"kind": "page", "flags": None, "slug": "a", "score": 3, "change": "new"}
+    batch = [{**listed, **tail, "url": f"https://e.com/{i}"} for i in range(3)]
+    batch.append({**listed, **tail})
+    args = (FACTS, HEAD_INDEX, facts_module.FROM_LISTING)
+    renderers = (json_text.listing_prefix, json_text.number)
+    text = compiled.record_text(batch, *args, *renderers)
+    assert isinstance(text, bytes)
+    assert text == python_lines(batch).encode("utf-8")
+    assert compiled.record_text([*batch, dict(batch[0], flags=["x"])], *args, *renderers) is None
+    assert compiled.record_text([], *args, *renderers) == b""
 
 
 @needs_compiled
