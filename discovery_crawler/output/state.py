@@ -31,7 +31,9 @@ import json
 import logging
 import os
 import tempfile
-from collections import Counter
+from collections import Counter, deque
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any
 
@@ -96,6 +98,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+_URL = itemgetter("url")
+_SLUG = itemgetter("slug")
+_LASTMOD = itemgetter("lastmod")
 _SEPARATOR = ENTRY_SEPARATOR.encode("utf-8")
 
 
@@ -241,16 +247,18 @@ class RunState:
             else:
                 fresh = self.new_seen.add_many(twin_keys([rec["url"] for rec in records]))
                 need = [rec for rec, is_new in zip(records, fresh, strict=True) if is_new]
-            missing = [rec for rec in need if not rec.get("slug")]
+            slugs = list(map(dict.get, need, repeat("slug")))
+            missing = [rec for rec, slug in zip(need, slugs, strict=True) if not slug]
             if missing:
                 urls = [rec["url"] for rec in missing]
                 for rec, slug in zip(
                     missing, self.slugs.slugs_many(urls, normalized_paths(urls)), strict=True
                 ):
                     rec["slug"] = slug
-            for rec in records:
-                rec["change"] = "new"
-            urls = [rec["url"] for rec in need]
+                slugs = list(map(_SLUG, need))
+            # every record "new", the per-record step in C (``map``), not a Python loop
+            deque(map(dict.__setitem__, records, repeat("change"), repeat("new")), maxlen=0)
+            urls = list(map(_URL, need))
             changes.new.extend(urls)
             if worked is not None and need is records and not missing:
                 self.spooled_counts["new"] += len(worked)
@@ -274,8 +282,7 @@ class RunState:
                 for i, line in zip(todo, rendered, strict=True):
                     lines[i] = line
             else:  # it wrote none (SITEMAP_WORKER_LINES off): all at once, no look per record
-                slugs = [rec["slug"] for rec in need]
-                lastmods = [rec["lastmod"] for rec in need]
+                lastmods = list(map(_LASTMOD, need))
                 lines = entry_lines(urls, slugs, run, run, lastmods, "new")
             self.spooled_counts["new"] += len(lines)
             self._spool_lines(lines)

@@ -326,7 +326,7 @@ def _worked(
         _few_valued(changefreqs),
         _few_valued(priorities),
         totals,
-        *(_SEP.join(c) if i in _OWN_VALUED else c for i, c in enumerate(columns[:6])),
+        *(_ENCODED.get(i, _as_is)(c) for i, c in enumerate(columns[:6])),
         *optional,
         errors,
         alternates,
@@ -787,9 +787,10 @@ def _python_records(columns: list[list[Any]], source: str, document: str) -> lis
 
 
 _SEP = "\x00"
-# Of worked_batch's first six columns, bases and heads are joined, unchecked: a base slug
-# ([a-z0-9_-]) and JSON text (its control characters escaped) never hold a NUL.
-_OWN_VALUED = (2, 3)
+
+
+def _as_is(column: list[str]) -> list[str]:
+    return column
 
 
 def _few_valued(values: list[str]) -> str | list[str]:
@@ -799,6 +800,12 @@ def _few_valued(values: list[str]) -> str | list[str]:
     shared: dict[str, str] = {}
     column = [shared.setdefault(value, value) for value in values]
     return column if 4 * len(shared) <= len(values) else _join(values)
+
+
+# How worked_batch's first six columns travel (the others as lists of shared values):
+# base slugs joined, unchecked (a base slug, [a-z0-9_-], never holds a NUL); heads, '' but
+# on lines with alternates, as shared values.
+_ENCODED = {2: _SEP.join, 3: _few_valued}
 
 
 def _join(values: list[str]) -> str | list[str]:
