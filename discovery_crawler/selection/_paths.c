@@ -59,23 +59,65 @@ is_origin(PyObject *parent, Py_ssize_t n)
                && PyUnicode_READ_CHAR(parent, n - 2) == '/');
 }
 
+/* A group name already made in this call, found by its text: a batch's ~1,000 distinct
+ * parents fall in a few groups, so each group is made (and hashed) once, not once a
+ * parent. */
+#define GROUPS_CACHED 32
+typedef struct {
+    PyObject *name[GROUPS_CACHED]; /* owned */
+    int n, next;
+} GroupNames;
+
+static PyObject *
+group_name(GroupNames *g, PyObject *parent, Py_ssize_t start, Py_ssize_t end)
+{
+    Py_ssize_t len = end - start;
+    if (PyUnicode_KIND(parent) == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *text = PyUnicode_1BYTE_DATA(parent) + start;
+        for (int i = 0; i < g->n; i++) {
+            PyObject *name = g->name[i];
+            if (PyUnicode_KIND(name) == PyUnicode_1BYTE_KIND && PyUnicode_GET_LENGTH(name) == len
+                && memcmp(PyUnicode_1BYTE_DATA(name), text, len) == 0)
+                return Py_NewRef(name);
+        }
+    }
+    PyObject *name = PyUnicode_Substring(parent, start, end);
+    if (name == NULL || PyUnicode_KIND(name) != PyUnicode_1BYTE_KIND)
+        return name;
+    int at;
+    if (g->n < GROUPS_CACHED) {
+        at = g->n++;
+    }
+    else {
+        at = g->next;
+        g->next = (g->next + 1) % GROUPS_CACHED;
+        Py_DECREF(g->name[at]);
+    }
+    g->name[at] = Py_NewRef(name);
+    return name;
+}
+
 /* groups.py Groups._groups_of: {parent: HOME if is_origin(parent) else (rest[:rest.find("/")]
- * if rest else None)} for the keys of a dict, rest being the parent's path. */
+ * if rest else None)} for the keys of a dict, rest being the parent's path; given `counts`
+ * (a dict), each parent's value (its URLs) also added to its group's there, groups in the
+ * order their first parent comes. */
 static PyObject *
 top_groups(PyObject *self, PyObject *args)
 {
-    PyObject *parents, *home;
-    if (!PyArg_ParseTuple(args, "O!O:top_groups", &PyDict_Type, &parents, &home))
+    PyObject *parents, *home, *counts = NULL;
+    if (!PyArg_ParseTuple(args, "O!O|O!:top_groups", &PyDict_Type, &parents, &home,
+                          &PyDict_Type, &counts))
         return NULL;
     PyObject *out = PyDict_New();
     if (out == NULL)
         return NULL;
+    GroupNames names = {.n = 0, .next = 0};
     Py_ssize_t pos = 0;
     PyObject *parent, *value;
     while (PyDict_Next(parents, &pos, &parent, &value)) {
-        if (!PyUnicode_CheckExact(parent)) {
-            Py_DECREF(out);
-            Py_RETURN_NONE;
+        if (!PyUnicode_CheckExact(parent) || (counts != NULL && !PyLong_CheckExact(value))) {
+            Py_CLEAR(out);
+            goto done;
         }
         Py_ssize_t n = PyUnicode_GET_LENGTH(parent);
         PyObject *group;
@@ -95,20 +137,32 @@ top_groups(PyObject *self, PyObject *args)
                     goto error;
                 /* rest[:rest.find("/")]: -1 (no slash) cuts the last character */
                 Py_ssize_t end = slash >= 0 ? slash : n - 1;
-                group = PyUnicode_Substring(parent, start, end);
+                group = group_name(&names, parent, start, end);
                 if (group == NULL)
                     goto error;
             }
         }
         int rc = PyDict_SetItem(out, parent, group);
+        if (rc == 0 && counts != NULL) {
+            PyObject *had = PyDict_GetItemWithError(counts, group);
+            PyObject *sum = had != NULL ? PyNumber_Add(had, value)
+                            : PyErr_Occurred() ? NULL : Py_NewRef(value);
+            rc = sum != NULL ? PyDict_SetItem(counts, group, sum) : -1;
+            Py_XDECREF(sum);
+        }
         Py_DECREF(group);
         if (rc < 0)
             goto error;
     }
-    return out;
+    goto done;
 error:
-    Py_DECREF(out);
-    return NULL;
+    Py_CLEAR(out);
+done:
+    for (int i = 0; i < names.n; i++)
+        Py_DECREF(names.name[i]);
+    if (out == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return out;
 }
 
 /* An index of a full tree's paths (the keys of tree.py's ``_at``) for full_places: each
@@ -854,7 +908,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"top_groups", top_groups, METH_VARARGS,
-     "top_groups(parents: dict, home) -> dict | None: groups.py's _groups_of."},
+     "top_groups(parents: dict, home[, counts: dict]) -> dict | None: groups.py's _groups_of."},
     {"full_places", full_places, METH_VARARGS,
      "full_places(at, parents, own, up, place_of) -> dict | None: tree.py's full-tree places."},
     {"path_index", path_index, METH_VARARGS,

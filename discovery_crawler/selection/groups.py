@@ -179,15 +179,22 @@ class Groups:
 
     # -- path groups ----------------------------------------------------------------------
     @staticmethod
-    def _groups_of(per_parent: Counter[str]) -> dict[str, str | None]:
-        """``group_of_parent`` for each distinct parent of a batch: this runs once per
-        distinct parent, which on some sites is once per URL, so in C where it was built
-        (``_paths.top_groups``), else in one comprehension (``_python_groups_of``)."""
+    def _groups_of(
+        per_parent: Counter[str], parents: list[str]
+    ) -> tuple[dict[str, str | None], Counter[Any]]:
+        """``group_of_parent`` for each distinct parent of a batch, and the batch's URLs per
+        group (each group where its first URL is: the order of ``per_parent``, whose
+        parents come in the order each first occurs). This runs once per distinct parent,
+        which on some sites is once per URL, so in C where it was built
+        (``_paths.top_groups``, each group's name made once), else in Python
+        (``_python_groups_of``, then a count over ``parents``)."""
         if _paths is not None and per_parent.__class__ is Counter:
-            groups = _paths.top_groups(per_parent, HOME)
+            batch: Counter[Any] = Counter()
+            groups = _paths.top_groups(per_parent, HOME, batch)
             if groups is not None:
-                return groups
-        return Groups._python_groups_of(per_parent)
+                return groups, batch
+        groups = Groups._python_groups_of(per_parent)
+        return groups, Counter(map(groups.__getitem__, parents))
 
     @staticmethod
     def _python_groups_of(per_parent: Counter[str]) -> dict[str, str | None]:
@@ -206,10 +213,9 @@ class Groups:
     def _add_path_groups(
         self, urls: list[str], bare: list[str], parents: list[str], per_parent: Counter[str]
     ) -> None:
-        groups_of = self._groups_of(per_parent)
         # URLs per group, each group where its first URL is; top-level URLs (no group of
         # their parent's) are grouped by their own segment, after the others
-        batch: Counter[Any] = Counter(map(groups_of.__getitem__, parents))
+        groups_of, batch = self._groups_of(per_parent, parents)
         top: list[str] = []  # parents of top-level URLs
         if None in batch:
             del batch[None]

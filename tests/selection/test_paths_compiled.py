@@ -71,12 +71,19 @@ def test_the_compiled_tree_and_groups_are_the_python_ones(batches, kinds, sizes)
 @given(st.lists(st.one_of(_URLS, st.text(max_size=20)), max_size=20))
 def test_compiled_top_groups_is_the_comprehension(parents):
     per_parent = Counter(parents)
-    assert _paths.top_groups(per_parent, HOME) == Groups._python_groups_of(per_parent)
+    groups = Groups._python_groups_of(per_parent)
+    assert _paths.top_groups(per_parent, HOME) == groups
+    # with the counts per group: the count over the URLs' parents, in the same order
+    counts: Counter = Counter()
+    assert _paths.top_groups(per_parent, HOME, counts) == groups
+    expected = Counter(map(groups.__getitem__, parents))
+    assert list(counts.items()) == list(expected.items())
 
 
 @needs_paths
 def test_anything_but_strings_takes_the_python_path():
     assert _paths.top_groups({1: 1}, HOME) is None
+    assert _paths.top_groups({"https://h/a/b": "not a count"}, HOME, {}) is None
     tree = PathTree(max_nodes=1)
     assert _paths.full_places(tree._at, ["https://h/a/", 2], {}, {}, tree._place_of) is None
     with pytest.raises(TypeError):
