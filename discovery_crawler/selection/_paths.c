@@ -165,6 +165,32 @@ done:
     return out;
 }
 
+/* origin_urls(per_parent: dict) -> int | None: the sum of the values of the keys that
+ * are origins (groups.py's is_origin: empty or ending in "//"), the batch's root URLs;
+ * None when a key is not a str or a value not an int (Python counts then). */
+static PyObject *
+origin_urls(PyObject *self, PyObject *args)
+{
+    PyObject *parents;
+    if (!PyArg_ParseTuple(args, "O!:origin_urls", &PyDict_Type, &parents))
+        return NULL;
+    Py_ssize_t pos = 0, total = 0;
+    PyObject *parent, *value;
+    while (PyDict_Next(parents, &pos, &parent, &value)) {
+        if (!PyUnicode_CheckExact(parent) || !PyLong_CheckExact(value))
+            Py_RETURN_NONE;
+        if (is_origin(parent, PyUnicode_GET_LENGTH(parent))) {
+            Py_ssize_t count = PyLong_AsSsize_t(value);
+            if (count == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                Py_RETURN_NONE;
+            }
+            total += count;
+        }
+    }
+    return PyLong_FromSsize_t(total);
+}
+
 /* An index of a full tree's paths (the keys of tree.py's ``_at``) for full_places: each
  * path is found by a hash of its code points, computed along a parent once, so walking up
  * a parent's ancestors makes and hashes no substring. A full tree makes no node, so its
@@ -907,6 +933,8 @@ done:
 }
 
 static PyMethodDef methods[] = {
+    {"origin_urls", origin_urls, METH_VARARGS,
+     "origin_urls(per_parent: dict) -> int | None: URLs under origin parents."},
     {"top_groups", top_groups, METH_VARARGS,
      "top_groups(parents: dict, home[, counts: dict]) -> dict | None: groups.py's _groups_of."},
     {"full_places", full_places, METH_VARARGS,

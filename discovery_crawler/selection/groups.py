@@ -301,10 +301,7 @@ class Groups:
                 if group.sampled < limit:
                     wanted[parent] = min(limit - group.sampled, count)
             # the root URL's (``is_origin``), which has no parent group
-            home = per_parent.get("", 0) + sum(
-                compress(per_parent.values(), map(str.endswith, per_parent, repeat("//")))
-            )
-            self.parent_untracked += len(parents) - counted - home
+            self.parent_untracked += len(parents) - counted - self._origin_urls(per_parent)
             if wanted:
                 self._sample_parents(wanted, urls, bare, parents)
             return
@@ -323,6 +320,18 @@ class Groups:
                 wanted[parent] = min(limit - group.sampled, count)
         if wanted:
             self._sample_parents(wanted, urls, bare, parents)
+
+    @staticmethod
+    def _origin_urls(per_parent: Counter[str]) -> int:
+        """The batch's URLs under an origin parent (``is_origin``: its root URL), counted
+        over the distinct parents: in C where it was built (``_paths.origin_urls``)."""
+        if _paths is not None:
+            home = _paths.origin_urls(per_parent)
+            if home is not None:
+                return home  # type: ignore[no-any-return]
+        return per_parent.get("", 0) + sum(
+            compress(per_parent.values(), map(str.endswith, per_parent, repeat("//")))
+        )
 
     def _sample_parents(
         self, wanted: dict[str, int], urls: list[str], bare: list[str], parents: list[str]

@@ -16,6 +16,7 @@ from discovery_crawler.selection import groups as groups_module
 from discovery_crawler.selection import parents as parents_module
 from discovery_crawler.selection import tree as tree_module
 from discovery_crawler.selection.groups import HOME, Groups
+from discovery_crawler.selection.parents import is_origin
 from discovery_crawler.selection.tree import PathTree
 from tests import conftest
 
@@ -81,8 +82,32 @@ def test_compiled_top_groups_is_the_comprehension(parents):
 
 
 @needs_paths
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.one_of(_URLS, st.sampled_from(["", "https://", "http://", "https://h//", "x//"])),
+        max_size=20,
+    )
+)
+def test_compiled_origin_urls_is_the_python_count(urls):
+    """The URLs under an origin parent, over a batch's distinct parents, as Python counts
+    them (``is_origin``: empty, or ending in ``//``)."""
+    per_parent = Counter(urls)
+    expected = sum(count for parent, count in per_parent.items() if is_origin(parent))
+    assert _paths.origin_urls(per_parent) == expected
+    saved = groups_module._paths
+    groups_module._paths = None
+    try:
+        assert Groups._origin_urls(per_parent) == expected
+    finally:
+        groups_module._paths = saved
+
+
+@needs_paths
 def test_anything_but_strings_takes_the_python_path():
     assert _paths.top_groups({1: 1}, HOME) is None
+    assert _paths.origin_urls({1: 1}) is None
+    assert _paths.origin_urls({"https://": "one"}) is None
     assert _paths.top_groups({"https://h/a/b": "not a count"}, HOME, {}) is None
     tree = PathTree(max_nodes=1)
     assert _paths.full_places(tree._at, ["https://h/a/", 2], {}, {}, tree._place_of) is None
