@@ -15,6 +15,7 @@ The lines themselves are built in ``output/feed_lines.py``.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
     from discovery_crawler.urls.seen import SeenSet
 
 logger = logging.getLogger(__name__)
-
-_UTF8 = ("utf-8", "utf8", "UTF-8")
 
 
 def _merge_sources(obj: dict[str, Any], extra: list[str]) -> None:
@@ -175,6 +174,8 @@ class _RecordExporter(BaseItemExporter):
         super().__init__(dont_fail=True, **kwargs)
         self.file = file
         self.encoding = self.encoding or "utf-8"
+        # any spelling of UTF-8 (utf8, UTF_8…): the feed's batches can come as C's bytes
+        self.utf8 = codecs.lookup(self.encoding).name == "utf-8"
         self.seen: SeenSet | None = None
         self.finals: Any = None  # union mode: flags decided at the end (UnionTally)
         self.count = 0
@@ -253,7 +254,7 @@ class JsonLinesExporter(_RecordExporter):
     """``-O file.jsonl``: one JSON object per line, one line per URL."""
 
     def encode_batch(self, records: list[dict[str, Any]], lines: str | None = None) -> bytes:
-        if lines is None and self.encoding in _UTF8:
+        if lines is None and self.utf8:
             return json_utf8(records)
         return (lines or json_lines(records)).encode(self.encoding)
 

@@ -92,8 +92,6 @@ def worked_text(item: Any) -> str | None:
         if f is None or not _tail_holds(rec, f):
             return None
     heads, tails, _ = worked
-    if "" in heads:  # heads left for the spider to render (``json_lines`` does)
-        return None
     return "\n".join(map(operator.add, heads, tails)) + "\n"
 
 

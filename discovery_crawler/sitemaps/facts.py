@@ -319,6 +319,8 @@ def _worked(
     # decisions (few-valued) as they are; a first run's tails and states joined
     optional = columns[6:7] + [_join(column) for column in columns[7:]]
     optional += [None] * (3 - len(optional))
+    # the few-valued columns (types, slots, kinds, junk) travel as lists of shared values
+    types, slots, bases, heads, kinds, junk = columns[:6]
     return WorkedBatch(
         len(urls),
         _join([url if url.__class__ is str else "" for url in urls] if errors else urls),
@@ -326,7 +328,12 @@ def _worked(
         _few_valued(changefreqs),
         _few_valued(priorities),
         totals,
-        *(_ENCODED.get(i, _as_is)(c) for i, c in enumerate(columns[:6])),
+        types,
+        slots,
+        _SEP.join(bases),  # unchecked: a base slug ([a-z0-9_-]) never holds a NUL
+        _few_valued(heads),  # '' but on lines with alternates
+        kinds,
+        junk,
         *optional,
         errors,
         alternates,
@@ -789,10 +796,6 @@ def _python_records(columns: list[list[Any]], source: str, document: str) -> lis
 _SEP = "\x00"
 
 
-def _as_is(column: list[str]) -> list[str]:
-    return column
-
-
 def _few_valued(values: list[str]) -> str | list[str]:
     """A listing column as a list of shared strings where its values repeat (a
     changefreq, a priority, often a lastmod date): pickle writes each once and a reference
@@ -800,12 +803,6 @@ def _few_valued(values: list[str]) -> str | list[str]:
     shared: dict[str, str] = {}
     column = [shared.setdefault(value, value) for value in values]
     return column if 4 * len(shared) <= len(values) else _join(values)
-
-
-# How worked_batch's first six columns travel (the others as lists of shared values):
-# base slugs joined, unchecked (a base slug, [a-z0-9_-], never holds a NUL); heads, '' but
-# on lines with alternates, as shared values.
-_ENCODED = {2: _SEP.join, 3: _few_valued}
 
 
 def _join(values: list[str]) -> str | list[str]:
