@@ -16,8 +16,14 @@ INTERRUPTED = "interrupted"  # a signal, a shutdown or a crash: resumable with J
 OUTPUT_FAILED = "output_failed"  # a file could not be written: the run stopped at once
 BOUNDED = "bounded"  # a limit stopped it early: complete up to the limit only
 MORE_TO_DO = "more_to_do"  # a chunk (MAX_CHUNK_PAGES) done, work left: run the job again
+# Some source in scope was not read after its retries (a sitemap or page answering 5xx, a
+# timeout, a refused connection): the inventory is short of the site, so not "completed".
+INCOMPLETE = "incomplete"
 
 BAD_ARGUMENTS = 2  # before any run: a wrong -a/-s argument or feed (commands/crawl.py)
+# Before any run: another live run holds the output folder's lock. Its own code, so a
+# scheduler tells "try later" from "failed" (1) and "wrong command" (2).
+BUSY = 8
 EXIT_CODES = {
     COMPLETED: 0,
     FAILED: 1,
@@ -25,6 +31,7 @@ EXIT_CODES = {
     OUTPUT_FAILED: 4,
     BOUNDED: 5,
     MORE_TO_DO: 6,
+    INCOMPLETE: 7,
 }
 
 # The limits that stop a run before it has seen its whole scope (others, such as
