@@ -27,6 +27,12 @@ Scrapy (``extensions/throttle.py``): ``Downloader.total_concurrency``, the
 (``needs_backout``). Pacing sitemap fetches to their parser lowers it while documents wait
 for a parse slot; no setting or signal changes it once the crawl runs. (A slot's
 ``concurrency``, ``delay`` and ``lastseen``, which AutoThrottle sets too, are used as they are.)
+
+Scrapy (``extensions/stop.py``): ``ExecutionEngine._slot`` and its ``inprogress`` and
+``_maybe_fire_closing``: the requests a closing spider waits for. At a second SIGINT or
+SIGTERM the close stops waiting for the requests on the wire, so the run's files are still
+written; Scrapy's only other way out of that wait is its unclean shutdown, which writes
+nothing.
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ __all__ = [
     "SITE_WIDE_DIRECTIVES",
     "USER_AGENT_DIRECTIVES",
     "URLPattern",
+    "abandon_in_progress",
     "extract_directive",
     "hexescape",
     "pattern_text",
@@ -88,3 +95,15 @@ def total_concurrency(downloader: Any) -> int:
 def set_total_concurrency(downloader: Any, value: int) -> None:
     """Let the downloader take ``value`` requests at once from now on."""
     downloader.total_concurrency = value
+
+
+def abandon_in_progress(engine: Any) -> int:
+    """Let a closing engine stop waiting for the requests it handed the downloader (how
+    many it was waiting for); 0 when it is not closing."""
+    slot = getattr(engine, "_slot", None)
+    if slot is None or slot.closing is None:
+        return 0
+    count = len(slot.inprogress)
+    slot.inprogress.clear()
+    slot._maybe_fire_closing()
+    return count

@@ -69,6 +69,9 @@ DOWNLOADER_MIDDLEWARES = {
     # Closest to the downloader: a resumed run's replayed responses pass every other
     # middleware as the originals did (JOBDIR; off otherwise).
     "discovery_crawler.middlewares.journal.ResponseJournalMiddleware": 950,
+    # Once the run is stopping (the first SIGINT / SIGTERM), nothing more is sent: what
+    # reaches it, or was dropped from its slot's queue, goes back unsent (extensions/stop.py).
+    "discovery_crawler.middlewares.stop.StopMiddleware": 955,
     # Below the journal: what reaches it goes to the network, MAX_CHUNK_PAGES per
     # invocation (off at 0).
     "discovery_crawler.middlewares.chunk.ChunkMiddleware": 960,
@@ -88,6 +91,9 @@ EXTENSIONS = {
     # After the run (it hangs its timeline on the run's record): requests and refusals per
     # host over time, intervals and holds, for the crawl log and report.html.
     "discovery_crawler.extensions.timeline.RunTimeline": 2,
+    # SIGINT / SIGTERM: the first drops what waits for its host's interval, unsent, and
+    # the run ends as its requests on the wire are answered; the second does not wait.
+    "discovery_crawler.extensions.stop.PromptStop": 0,
 }
 # Scrapy's own extensions, less the two turned off above: not even imported, as a None in
 # EXTENSIONS would still import them. The remote-control module imports aiohttp's server,
@@ -116,6 +122,11 @@ MAX_RETRY_AFTER = 300.0  # seconds; a 429/503 Retry-After above this is capped (
 HOST_INTERVAL_OVERRIDES: dict[str, float] = {}  # {"host": seconds} instead of HOST_INTERVAL
 CONCURRENT_REQUESTS = 16
 DOWNLOAD_TIMEOUT = 30
+# Stopping (extensions/stop.py): the first SIGINT / SIGTERM sends nothing more (the requests
+# waiting in a host's slot are dropped, unsent; a resumed job asks for them again) and the
+# run ends once the requests on the wire are answered; a second one does not wait for them.
+PROMPT_STOP_ENABLED = True
+STOP_FORCE_TIMEOUT = 10.0  # seconds after a second signal before an unclean exit (0 = never)
 # Transient failures — connection refused, reset or lost, timeouts, DNS, and Scrapy's
 # RETRY_HTTP_CODES (500, 502, 503, 504, 522, 524, 408, 429) — are retried up to RETRY_TIMES
 # times per request (middlewares/retry.py). A failing host is paused as a whole: after its

@@ -35,6 +35,7 @@ from twisted.internet.defer import Deferred
 from w3lib.url import safe_url_string
 
 from discovery_crawler.extensions.run import run_of
+from discovery_crawler.extensions.stop import StopRequested
 from discovery_crawler.refusals import describe_exception
 from discovery_crawler.robots import (
     DEFAULT_AGENT_TOKEN,
@@ -225,6 +226,8 @@ class RobotsPolicyMiddleware:
         try:
             try:
                 policy, answer = await self._download(origin)
+            except StopRequested:
+                raise  # not fetched, the run stopping: no policy; the waiters go back unsent
             except Exception as exc:  # never leave waiters hanging on a bug of ours
                 logger.error("robots.txt of %s: unexpected error %r", origin, exc)
                 policy = self._failure_policy(origin + "/robots.txt", exc, [])
@@ -267,6 +270,8 @@ class RobotsPolicyMiddleware:
             try:
                 assert self.crawler.engine is not None
                 response = await self.crawler.engine.download_async(request)
+            except StopRequested:
+                raise
             except Exception as exc:
                 return self._failure_policy(first, exc, chain), exc
             location = response.headers.get(b"Location")
