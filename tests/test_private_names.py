@@ -108,3 +108,31 @@ def test_scrapys_downloader_takes_total_concurrency_requests():
     private_names.set_total_concurrency(downloader, 1)
     assert private_names.total_concurrency(downloader) == 1
     assert downloader.needs_backout()
+
+
+def test_a_closing_engine_slot_stops_waiting_for_the_requests_abandoned():
+    """The second signal (``extensions/stop.py``) lets Scrapy's close go on without the
+    requests on the wire: its engine slot's ``inprogress``, ``closing`` and
+    ``_maybe_fire_closing``."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from scrapy import Request
+    from scrapy.core.engine import _Slot
+    from scrapy.utils.reactor import CallLaterOnce
+    from twisted.internet.defer import Deferred
+
+    async def check() -> None:  # Scrapy's slot wants a running loop (or a reactor)
+        slot = _Slot(close_if_idle=True, nextcall=CallLaterOnce(lambda: None), scheduler=None)
+        engine = SimpleNamespace(_slot=slot)
+        slot.add_request(Request("http://127.0.0.1/on-the-wire"))
+        assert private_names.abandon_in_progress(engine) == 0  # not closing: left alone
+        assert slot.inprogress
+        slot.closing = Deferred()  # what _Slot.close() awaits
+        closed: list[object] = []
+        slot.closing.addCallback(closed.append)
+        assert private_names.abandon_in_progress(engine) == 1
+        assert not slot.inprogress
+        assert closed == [None]
+
+    asyncio.run(check())
