@@ -199,7 +199,8 @@ def _run_child(cmd: list[str], timeout: float | None) -> tuple[int, str, bool]:
     """Run the crawl; ``(exit status, stderr, timed out)``. A run over ``timeout`` is
     asked to stop as Ctrl-C asks it (SIGTERM: Scrapy closes the spider, writes its files
     and crawl-log entry); one still running ``TERMINATE_GRACE`` seconds later is told
-    again (Scrapy's unclean shutdown: no crawl-log entry), then killed."""
+    again (``extensions/stop.py``: the requests on the wire are abandoned, the files and
+    crawl-log entry still written), then killed."""
     proc = subprocess.Popen(
         cmd,
         stdin=subprocess.DEVNULL,
