@@ -1,4 +1,4 @@
-"""How a run ended, in one word, and the exit status that says it (README "Exit status").
+"""How a run ended, in one word, and the exit status that says it (docs/operations.md).
 
 A run is ``completed`` only when it saw everything in its scope: it was not stopped by a
 signal, a shutdown or a crash, every output was written, and no limit stopped it early.

@@ -5,7 +5,7 @@
   validates the same way when run under Scrapyd or from a script);
 - an out folder or feed that cannot be written is said in one line, and the run does not
   start (status 4);
-- the exit status says how the run ended (``outcomes.py``; README "Exit status"): 0
+- the exit status says how the run ended (``outcomes.py``; docs/operations.md, "Exit status"): 0
   completed, 1 failed, 2 bad arguments, 3 interrupted (resumable with ``JOBDIR``), 4 an
   output could not be written, 5 a limit stopped it early, 6 a bounded chunk done with
   more to do (``MAX_CHUNK_PAGES``: run it again).

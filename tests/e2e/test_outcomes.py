@@ -1,4 +1,4 @@
-"""How a run ended, told by its exit status, its summary and its crawl log (README "Exit
+"""How a run ended, told by its exit status, its summary and its crawl log (docs/operations.md "Exit
 status"): 0 completed, 1 failed, 2 bad arguments, 3 interrupted, 4 an output could not be
 written, 5 a limit stopped it early. A write that fails stops the run at once, in one line,
 with no traceback; an interrupted run leaves the previous ``state.json`` as it was."""

@@ -62,7 +62,7 @@ def browser():
 
 @pytest.fixture(scope="module")
 def demo_crawl(tmp_path_factory):
-    """The demo site (the README's, 165 sitemap URLs) crawled once in union mode."""
+    """The demo site (the README's demo, 165 sitemap URLs) crawled once in union mode."""
     tmp = tmp_path_factory.mktemp("demo")
     server = SiteServer(unpack_site(DEMO, tmp / "site"), ["https://23people.io"]).start()
     try:
