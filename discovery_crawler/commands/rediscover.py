@@ -112,10 +112,9 @@ def site_line(folder: str, code: int, run: dict[str, Any] | None, log: Path) -> 
     line = f"{folder}: {outcome_word(code)} (exit {code})"
     if run is not None:
         changes = run.get("changes") or {}
-        urls = changes.get("state_urls")
-        if urls is None:
-            urls = ((run.get("discovery") or {}).get("counts") or {}).get("unique", 0)
-        line += f", {urls:,} URLs"
+        # The inventory's URLs, one feed line each (state.json may keep more: removed ones).
+        urls = ((run.get("discovery") or {}).get("counts") or {}).get("discovered", 0)
+        line += f", {urls:,} URL{'' if urls == 1 else 's'}"
         if changes and changes.get("previous_run") is None:
             line += ", first run"
         elif changes:
