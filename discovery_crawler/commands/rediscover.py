@@ -22,8 +22,10 @@ cannot be written; 8 another rediscover (or run) holds the root.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -62,6 +64,7 @@ from discovery_crawler.spiders.discover import DiscoverSpider
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
     from types import FrameType
 
 DEFAULT_ROOT = "discovery"  # where a plain run keeps ./discovery/<host>/
@@ -76,6 +79,25 @@ _WORDS = {code: word for word, code in EXIT_CODES.items()} | {
 SOME_SITE_NOT_DONE = 1
 STOPPED = EXIT_CODES[INTERRUPTED]
 _POLL = 0.05  # s between looks at the running sites
+_EXIT_SAID = re.compile(r" \(exit \d+\)\Z")  # a refusal's own "(exit 8)": the line says it
+_PR_SET_PDEATHSIG = 1
+
+
+def _stop_with_parent(parent: int) -> Callable[[], None] | None:
+    """In the site's process, before it runs (Linux): a SIGTERM when rediscover ends, a
+    kill -9 included — the site stops as after Ctrl-C (its files and crawl-log entry
+    written) rather than run on unwatched, holding its folder."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # rediscover was gone before the line above
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
 
 
 def outcome_word(code: int) -> str:
@@ -103,7 +125,7 @@ def _last_error(log: Path) -> str | None:
     except OSError:
         return None
     errors = [line.strip() for line in lines if line.startswith("error: ")]
-    return errors[-1].removeprefix("error: ") if errors else None
+    return _EXIT_SAID.sub("", errors[-1].removeprefix("error: ")) if errors else None
 
 
 def site_line(folder: str, code: int, run: dict[str, Any] | None, log: Path) -> str:
@@ -239,6 +261,7 @@ class Command(ScrapyCommand):
                 stdout=sink,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_stop_with_parent(os.getpid()),  # safe: rediscover runs no threads
             )
         return Running(site, out, log, before, process)
 

@@ -6,6 +6,7 @@ another run; a SIGTERM passed on to the running site."""
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -207,3 +208,44 @@ def test_sigterm_stops_the_running_sites_once(serve, tmp_path):
     said = lines_by_site(out)
     assert all(said[folder(s.url("/"))].startswith("interrupted (exit 3), ") for s in (a, b)), out
     assert time.monotonic() - began < 60
+
+
+def test_a_killed_rediscover_stops_its_site_and_the_next_one_takes_over(serve, tmp_path):
+    """kill -9 rediscover: its running site is told to stop (SIGTERM) and writes its
+    crawl-log entry (interrupted) rather than run on unwatched; the next rediscover takes
+    the root's lock over, saying so, and completes."""
+    site = serve(tree_site(tmp_path / "site", 12))
+    sites, root = tmp_path / "sites.txt", tmp_path / "root"
+    sites.write_text(f"{site.url('/')}\n")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "rediscover",
+            str(sites),
+            "--root",
+            str(root),
+            "-s",
+            "HOST_INTERVAL=1",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+    )
+    holding(site, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    log = root / folder(site.url("/")) / "_crawl-log.json"
+    deadline = time.monotonic() + 60
+    while not log.exists():  # the site's run stops on its own and writes its entry
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    again = rediscover(sites, root)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert re.fullmatch(
+        rf"warning: took over the lock of {re.escape(str(root))} from a run that is gone "
+        rf"\(pid {proc.pid}, started [0-9T:Z-]+\)",
+        again.stderr.strip(),
+    ), again.stderr
+    runs = json.loads(log.read_text())["runs"]
+    assert [r["status"] for r in runs] == ["interrupted", "completed"]
