@@ -174,7 +174,14 @@ class Command(ScrapyCommand):
         return "Discover every site of a sites file again, each into DIR/<host>/ (for cron)"
 
     def long_desc(self) -> str:
-        return (__doc__ or "").strip()
+        return (
+            "Discover every site of SITES_FILE again, each into DIR/<host>/ in its own "
+            "process, and print one line per site (outcome, URLs, new / removed / changed). "
+            "SITES_FILE: one site URL a line, optionally followed by key=value spider "
+            "arguments; # comments. A malformed line refuses the whole file. Exit status: "
+            "0 every site completed or bounded, 1 some site did not, 2 a bad sites file, "
+            "3 stopped by a signal, 4 the root cannot be written, 8 another run holds DIR."
+        )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
