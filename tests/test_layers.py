@@ -50,6 +50,7 @@ LAYERS = (
             "items",
             "signals",
             "site_server",
+            "sites_file",
             "journal",
         ),
     ),

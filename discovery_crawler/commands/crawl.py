@@ -8,7 +8,8 @@
 - the exit status says how the run ended (``outcomes.py``; docs/operations.md, "Exit status"): 0
   completed, 1 failed, 2 bad arguments, 3 interrupted (resumable with ``JOBDIR``), 4 an
   output could not be written, 5 a limit stopped it early, 6 a bounded chunk done with
-  more to do (``MAX_CHUNK_PAGES``: run it again).
+  more to do (``MAX_CHUNK_PAGES``: run it again), 8 another live run holds the out folder
+  or the job folder (said in one line naming it, before anything is touched).
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ from discovery_crawler.extensions.run import run_of
 from discovery_crawler.middlewares.ssrf import guard_policy, unguarded_connections
 from discovery_crawler.outcomes import (
     BAD_ARGUMENTS,
+    BUSY,
     EXIT_CODES,
     INTERRUPTED,
     OUTPUT_FAILED,
     exit_code,
 )
+from discovery_crawler.output.folder_lock import FolderBusy
 from discovery_crawler.output.writable import OutputUnwritable
 from discovery_crawler.profiles import load_profile
 from discovery_crawler.rendering import RenderUnavailable, plan_render
@@ -71,6 +74,9 @@ class Command(ScrapyCrawlCommand):
         except OutputUnwritable as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(EXIT_CODES[OUTPUT_FAILED]) from None
+        except FolderBusy as exc:
+            print(f"error: {exc} (exit {BUSY})", file=sys.stderr)
+            raise SystemExit(BUSY) from None
 
     def _profile_settings(self, profile: str | None) -> Settings:
         """The settings the crawl will run with: the project's, the profile's, ``-s``."""

@@ -23,10 +23,8 @@ stopped at a limit) drops its journal; a run started on it begins a new job.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +35,7 @@ from discovery_crawler.extensions.run import RUN_SETTING, run_of
 from discovery_crawler.journal import ResponseJournal
 from discovery_crawler.outcomes import INTERRUPTED, MORE_TO_DO, OUTPUT_FAILED
 from discovery_crawler.output.crawl_log import append_run, os_error_text, write_json_atomic
+from discovery_crawler.output.folder_lock import hold_folder
 from discovery_crawler.output.writable import OutputUnwritable, local_feed_paths
 from discovery_crawler.run_record import now_iso
 
@@ -51,8 +50,7 @@ logger = logging.getLogger(__name__)
 JOBDIR_SETTING = "DISCOVERY_JOBDIR"
 JOB_FILE = "job.json"
 JOURNAL_FILE = "responses.journal"
-LOCK_FILE = "job.lock"  # flock-ed by the invocation running the job, with its pid
-_LOCKS: dict[str, int] = {}  # job folder → the lock's descriptor, held until the process ends
+LOCK_FILE = "job.lock"  # held by the invocation running the job (output/folder_lock.py)
 RESUMABLE = (INTERRUPTED, OUTPUT_FAILED, MORE_TO_DO)  # outcomes whose job is kept for a resume
 
 
@@ -68,32 +66,17 @@ def use_jobdir(settings: BaseSettings) -> None:
 
 
 def lock_job(folder: Path) -> None:
-    """Hold the job folder for this process, or ``OutputUnwritable``: a second invocation
-    of a job while one runs would fetch the same pages again and interleave its journal,
-    ``job.json`` and feeds with the first one's (the lock goes with the process, a kill
-    included)."""
-    key = str(folder.resolve())
-    if key in _LOCKS:
-        return
+    """Hold the job folder for this process (``output/folder_lock.py``): a second
+    invocation of a job while one runs would fetch the same pages again and interleave its
+    journal, ``job.json`` and feeds with the first one's. ``FolderBusy`` when a live run
+    holds it, ``OutputUnwritable`` when its lock file cannot be made."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        hold_folder(folder, LOCK_FILE)
     except OSError as exc:
         raise OutputUnwritable(
             f"cannot write to the job folder {folder}: {os_error_text(exc)}"
         ) from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.pread(fd, 20, 0).decode("ascii", "replace").strip() or "?"
-        os.close(fd)
-        raise OutputUnwritable(
-            f"the job folder {folder} is in use by another invocation of the job (pid "
-            f"{holder}); run the command again when that one has ended"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, str(os.getpid()).encode(), 0)
-    _LOCKS[key] = fd
 
 
 def _feed_sizes(feeds: dict[str, Any]) -> dict[str, int]:

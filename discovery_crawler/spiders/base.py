@@ -20,10 +20,17 @@ from discovery_crawler.arguments import (
     check_url_length,
     out_dir_of,
 )
-from discovery_crawler.extensions.job import lock_job, use_jobdir
+from discovery_crawler.extensions.job import JOBDIR_SETTING, lock_job, use_jobdir
 from discovery_crawler.extensions.run import RUN_SETTING, DiscoveryRun, run_of
+from discovery_crawler.output.crawl_log import os_error_text
+from discovery_crawler.output.folder_lock import hold_folder, taken_over, takeover_line
 from discovery_crawler.output.state import check_origin
-from discovery_crawler.output.writable import check_feed_file, check_out_dir, local_feed_paths
+from discovery_crawler.output.writable import (
+    OutputUnwritable,
+    check_feed_file,
+    check_out_dir,
+    local_feed_paths,
+)
 from discovery_crawler.profiles import available_profiles, load_profile
 from discovery_crawler.urls.normalize import UrlError, normalize, origin_of
 
@@ -71,14 +78,43 @@ def check_feed_formats(feeds: dict[str, Any]) -> None:
 
 def check_outputs(options: RunOptions, settings: BaseSettings, jobdir: str | None = None) -> None:
     """The out folder, every local feed (the default one when none is given) and the job
-    folder (``JOBDIR``) can be written (``OutputUnwritable`` if not)."""
-    check_out_dir(out_dir_of(options))
+    folder (``JOBDIR``) can be written (``OutputUnwritable`` if not), and this process
+    holds the out folder and the job folder (``FolderBusy`` when a live run holds one):
+    before any feed is looked at, so a refused run touches nothing."""
+    out = out_dir_of(options)
+    check_out_dir(out)
+    hold_out_dir(out)
     feeds = settings.getdict("FEEDS") or default_feeds(options, settings)
     for path in local_feed_paths(feeds):
         check_feed_file(path)
     if jobdir:
         check_out_dir(Path(jobdir), "the job folder (JOBDIR)")
         lock_job(Path(jobdir))  # held until the process ends: one invocation of a job at once
+
+
+def hold_out_dir(out: Path) -> None:
+    """Hold the out folder until the process ends (``output/folder_lock.py``); one run
+    writes a folder at a time. A lock taken over from a run that is gone is said on
+    stderr (and in the crawl log, ``RunEntry.note_takeovers``)."""
+    try:
+        gone = hold_folder(out)
+    except OSError as exc:
+        raise OutputUnwritable(
+            f"cannot write to the out folder {out}: {os_error_text(exc)}"
+        ) from None
+    if gone is not None:
+        print(f"warning: {takeover_line(out, gone)}", file=sys.stderr)
+
+
+def hold_run_folders(options: RunOptions, settings: BaseSettings) -> None:
+    """As the crawler is configured: the out folder and the job folder held, for a run
+    that did not come through the ``crawl`` command (a script, ``CrawlerProcess``); a no-op
+    where the command holds them already."""
+    out = out_dir_of(options)
+    out.mkdir(parents=True, exist_ok=True)
+    hold_out_dir(out)
+    if jobdir := settings.get(JOBDIR_SETTING):
+        lock_job(Path(jobdir))
 
 
 def job_folder_of(options: RunOptions, settings: BaseSettings) -> str | None:
@@ -154,6 +190,12 @@ class RunEntry:
         if settings.getint("MAX_CHUNK_PAGES") > 0 and not settings.get("JOBDIR"):
             settings.set("JOBDIR", str(out_dir_of(options) / DEFAULT_JOB_FOLDER), "spider")
         use_jobdir(settings)
+
+    def note_takeovers(self) -> None:
+        """The crawl log says which of this run's folders it took over from a run that
+        is gone (killed or crashed while it held them)."""
+        for lock, gone in taken_over().items():
+            self.run.record.note(takeover_line(Path(lock).parent, gone))
 
     def describe_run(self, arguments: dict[str, Any], mode: str) -> None:
         """Tell the run's owner what to run (``DISCOVERY_RUN``), as plain data."""

@@ -33,6 +33,7 @@ from discovery_crawler.spiders.base import (
     RunEntry,
     check_outputs,
     check_run_settings,
+    hold_run_folders,
     job_folder_of,
 )
 from discovery_crawler.urls.normalize import UrlError, origin_of
@@ -95,6 +96,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         """Settings, before they are frozen: the profile, the mode's scheduling."""
         settings = crawler.settings
         self.apply_profile(self.options, settings)
+        hold_run_folders(self.options, settings)  # JOBDIR moved by apply_profile
         self.mode = run_mode(self.options, settings)  # a profile may pick it (polite: union)
         settings.set(
             "CONCURRENT_REQUESTS_PER_DOMAIN",
@@ -110,6 +112,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         """Once the run exists (extensions are built before the spider opens): the
         components this spider drives, and which of them the stages may call."""
         run, crawler = self.run, self.crawler
+        self.note_takeovers()
         union = self.mode == "union"
         if self.mode != self.options.mode:
             run.record.note(f"profile {self.options.profile} runs mode={self.mode}")

@@ -24,6 +24,7 @@ from discovery_crawler.spiders.base import (
     RunEntry,
     check_outputs,
     check_run_settings,
+    hold_run_folders,
     job_folder_of,
 )
 from discovery_crawler.urls.normalize import UrlError, origin_of
@@ -76,11 +77,13 @@ class LinksSpider(RunEntry, CrawlSpider):
     def _configure(self, crawler: Crawler) -> None:
         settings = crawler.settings
         self.apply_profile(self.options, settings)
+        hold_run_folders(self.options, settings)  # JOBDIR moved by apply_profile
         crawl_settings(settings)
         check_run_settings(self.options, settings)
         self.describe_run(self.arguments, "links")
 
     def _wire(self) -> None:
+        self.note_takeovers()
         self.links = self.run.links = LinkCrawl(
             self.crawler, self.run, on_page=self.parse_page, on_page_failure=self.page_failed
         )
