@@ -148,6 +148,8 @@ def source_category(sources: Any) -> str:
     """``sitemap`` (only sitemap-side sources), ``links`` (only link-side), ``both``, or
     ``unknown`` (no source recorded)."""
     names = {str(k) for k, v in _d(sources).items() if count(v)}
+    if "both" in names:  # union mode: URLs listed and linked (``selection.tree.BOTH``)
+        return "both"
     side_map = bool(names & SITEMAP_SOURCES)
     side_links = bool(names & LINK_SOURCES)
     if side_map and side_links:
