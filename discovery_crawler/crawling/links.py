@@ -116,14 +116,20 @@ _INDEX_NAMES = ("index.html", "index.htm", "index.php")
 def same_document(url: str, canonical: str) -> bool:
     """Whether a page's canonical names the page itself under another spelling: its folder
     or its index file (``/docs/index.html`` ↔ ``/docs/``), or its path without the query
-    (``/a?sort=new`` → ``/a``). Any other canonical names another page."""
+    (``/a?sort=new`` → ``/a``). Any other canonical names another page.
+
+    Each side is compared in its trailing-slash twin form (SPEC §5 rule 7: ``/a`` and
+    ``/a/`` are one page): a page fetched as ``/docs/x/?config=static`` (its host added
+    the slash) whose canonical is ``/docs/x`` is that document, as is one fetched as
+    ``/docs/x?config=static`` whose canonical is ``/docs/x/``."""
     path, _, query = url.partition("?")
-    if query and canonical in (path, twin_key(path)):
+    key = twin_key(canonical)
+    if query and key == twin_key(path):
         return True
     for name in _INDEX_NAMES:  # either way round
-        if path.endswith("/" + name) and canonical == path[: -len(name)]:
+        if path.endswith("/" + name) and key == twin_key(path[: -len(name)]):
             return True
-        if canonical.endswith("/" + name) and path == canonical[: -len(name)]:
+        if canonical.endswith("/" + name) and twin_key(path) == canonical[: -len(name)]:
             return True
     return False
 

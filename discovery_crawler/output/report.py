@@ -29,6 +29,7 @@ from discovery_crawler.output import report_charts, report_treemap
 from discovery_crawler.output.log_values import as_dict as _d
 from discovery_crawler.output.log_values import as_int as _int
 from discovery_crawler.output.log_values import as_list as _l
+from discovery_crawler.urls.display import readable
 
 REPORT_NAME = "report.html"
 MAX_ROWS = 1_000  # rows per table; the crawl log's own lists are capped too
@@ -274,7 +275,7 @@ def _tree_node(node: dict[str, Any], depth: int, budget: list[int], out: list[st
         return
     budget[0] -= 1
     count = _int(node.get("count"))
-    name = node.get("name") or "/"
+    name = readable(str(node.get("name") or "/"))
     attrs = (
         f'data-path="{esc(node.get("path"))}" data-count="{count}"'
         f"{' data-collapsed' if node.get('collapsed') else ''}"

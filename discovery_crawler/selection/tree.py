@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 MORE = "…"  # the entry that counts what got no node of its own
 LISTED = "listed"  # the status of a URL that was not fetched
+BOTH = "both"  # union mode: the source of a URL a sitemap listed and a page linked
 UNKNOWN = "unknown"
 
 Key = tuple[Any, Any, Any]  # (kind, source, status)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from scrapy import Request
 from scrapy.http import HtmlResponse
 from twisted.internet.error import ConnectionRefusedError
 from twisted.python.failure import Failure
 
-from discovery_crawler.crawling.links import LinkCrawl
+from discovery_crawler.crawling.links import LinkCrawl, same_document
 from discovery_crawler.items import UrlBatch
 from tests.pipelines.helpers import SITE, crawler_for, run_for
 
@@ -112,3 +113,37 @@ def test_the_frontier_is_what_was_requested_and_is_not_over_yet():
     failure.request = requests[0]
     list(crawl.page_failed(failure))
     assert (account.failed, account.done, account.queued) == (1, 2, 4)
+
+
+_O = "https://docs.example"
+
+
+@pytest.mark.parametrize(
+    ("url", "canonical"),
+    [
+        # Docusaurus: /docs/x?config=static answers 301 to /docs/x/?config=static (the host
+        # added the slash) and names /docs/x: the canonical's slash twin is the page's path
+        ("/docs/auth-flow/?config=static", "/docs/auth-flow"),
+        ("/docs/auth-flow?config=static", "/docs/auth-flow/"),
+        ("/docs/auth-flow?config=static", "/docs/auth-flow"),
+        ("/docs/auth-flow/?config=static", "/docs/auth-flow/"),
+        ("/docs/index.html", "/docs"),
+        ("/docs", "/docs/index.html"),
+    ],
+)
+def test_the_same_document_under_either_slash_form_is_the_canonicals(url, canonical):
+    assert same_document(_O + url, _O + canonical)
+
+
+@pytest.mark.parametrize(
+    ("url", "canonical"),
+    [
+        ("/docs/auth-flow/", "/docs/other"),
+        ("/docs/auth-flow/?config=static", "/docs/other"),
+        ("/docs/auth-flow/?config=static", "/docs/auth-flow?config=dynamic"),
+        ("/docs/a/index.html", "/docs"),
+        ("/blog/post/", "/"),
+    ],
+)
+def test_another_page_is_not_the_same_document(url, canonical):
+    assert not same_document(_O + url, _O + canonical)
