@@ -290,7 +290,7 @@ class EstimateSpider(Spider):
         settings = self.settings
         host_interval = self.crawl_interval
         concurrency = settings.getint("SITEMAP_CONCURRENCY")
-        rate = settings.getfloat("ESTIMATE_URLS_PER_SECOND", 100_000)
+        rate = settings.getfloat("ESTIMATE_URLS_PER_SECOND", 50_000)
         transport, reason = transport_for(self.answers)
         sitemap = self.sitemap
         urls: list[int] | None = None
