@@ -37,19 +37,25 @@ EXTENSIONS = (
 PYTHON_PATH_COST = "about 2× the CPU time of a sitemap walk"
 
 _missing: dict[str, str] = {}  # extension → why it is not there
+_extracted: list[str] = []  # extensions loaded from a zipped egg's files
 
 
 def extension(name: str) -> ModuleType | None:
     """The C extension ``name``, or None: not built, so its user runs the Python code."""
+    if name in sys.modules:
+        return sys.modules[name]
     try:
         return importlib.import_module(name)
     except ImportError as exc:
         why = str(exc)
     except TypeError:  # bdist_egg's stub inside a zipped egg (Python 3.11)
         try:
-            return _load_from_package_files(name)
+            module = _load_from_package_files(name)
         except (ImportError, OSError) as exc:
             why = str(exc)
+        else:
+            _extracted.append(name)
+            return module
     _missing[name] = why
     return None
 
@@ -82,6 +88,13 @@ def missing() -> dict[str, str]:
         if name not in _missing:
             extension(name)
     return dict(_missing)
+
+
+def extracted_line() -> str | None:
+    """One line saying the C extensions came out of a zipped egg (None: not an egg)."""
+    if not _extracted:
+        return None
+    return f"C speed-ups: {len(_extracted)} extensions loaded from the zipped egg"
 
 
 def fallback_line() -> str | None:

@@ -29,7 +29,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro
 
 from discovery_crawler.arguments import RunOptions, out_dir_of
-from discovery_crawler.compiled import fallback_line
+from discovery_crawler.compiled import extracted_line, fallback_line
 from discovery_crawler.outcomes import OUTPUT_FAILED_REASON
 from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME, os_error_text
 from discovery_crawler.profiles import available_profiles
@@ -155,6 +155,8 @@ class DiscoveryRun:
         crawler.signals.connect(run.output_failed, signal=output_failed)
         if line := fallback_line():  # an install (or egg) without its C extensions
             logger.warning(line)
+        if line := extracted_line():  # a Scrapyd job: its egg's C code runs too
+            logger.info(line)
         return run
 
     # -- the site -------------------------------------------------------------------------
