@@ -205,6 +205,18 @@ def _crawl_log(out: Path) -> dict[str, Any]:
     return json.loads((out / "_crawl-log.json").read_text(encoding="utf-8"))
 
 
+def _command_line(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The same run from the command line (the working tree, not the egg)."""
+    command = [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={url}", *args]
+    return subprocess.run(
+        [*command, "-s", "HOST_INTERVAL=0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def _urls(lines: str) -> set[str]:
     return {json.loads(line)["url"] for line in lines.splitlines() if line.strip()}
 
@@ -252,14 +264,7 @@ def test_each_jobs_outcome_is_in_its_log(scrapyd, site, tmp_path):
     inventory = good_out / "inventory.jsonl"
     assert f"Feed: {inventory}" in log
     cli_out = tmp_path / "cli"
-    cli = subprocess.run(
-        [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={site.url('/')}"]
-        + ["-a", "mode=union", "-a", f"out={cli_out}", "-s", "HOST_INTERVAL=0"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    cli = _command_line(site.url("/"), "-a", "mode=union", "-a", f"out={cli_out}")
     assert cli.returncode == 0, cli.stderr[-3000:]
     urls = _urls(inventory.read_text(encoding="utf-8"))
     assert urls == _urls((cli_out / "inventory.jsonl").read_text(encoding="utf-8"))
@@ -274,14 +279,7 @@ def test_each_jobs_outcome_is_in_its_log(scrapyd, site, tmp_path):
 
     # a bad argument: the command line's one line, in the job's log, and its outcome
     log = scrapyd.log(entries[bad])
-    cli = subprocess.run(
-        [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={site.url('/')}"]
-        + ["-a", f"out={bad_out}", "-a", "max_pages=many"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    cli = _command_line(site.url("/"), "-a", f"out={bad_out}", "-a", "max_pages=many")
     assert cli.returncode == 2
     [line] = cli.stderr.strip().splitlines()
     assert line.startswith("error: ") and "max_pages" in line
