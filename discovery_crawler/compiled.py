@@ -33,8 +33,9 @@ EXTENSIONS = (
     "discovery_crawler.sitemaps._records",
     "discovery_crawler.sitemaps._windows",
 )
-# What the Python path costs, measured on a sitemap walk (docs: Scrapyd, "C speed-ups")
-PYTHON_PATH_COST = "about 2× the CPU time of a sitemap walk"
+# What the Python path costs: a generated index of 20 × 50,000 URLs, profile default, on
+# 2 vCPU: 10.0 s (6.2 s CPU) with the extensions, 30.5 s (15.1 s CPU) without.
+PYTHON_PATH_COST = "a sitemap walk takes about 3× as long (1M URLs: 30 s instead of 10 s)"
 
 _missing: dict[str, str] = {}  # extension → why it is not there
 _extracted: list[str] = []  # extensions loaded from a zipped egg's files
@@ -102,7 +103,11 @@ def fallback_line() -> str | None:
     absent = missing()
     if not absent:
         return None
-    names = ", ".join(name.rpartition(".")[2] for name in absent)
+    names = (
+        f"all {len(absent)}"
+        if len(absent) == len(EXTENSIONS)
+        else ", ".join(name.rpartition(".")[2] for name in absent)
+    )
     why = next(iter(absent.values()))
     return (
         f"C speed-ups not available ({names}: {why}): the same work runs in Python, "
