@@ -45,6 +45,8 @@ class Scrapyd:
     """A ``scrapyd`` process of its own: its config, folders and HTTP API."""
 
     def __init__(self, folder: Path, items: bool = False) -> None:
+        """``items``: an ``items_dir`` (Scrapyd passes each job its own feed) and a
+        ``jobs_dir`` (Scrapyd passes each job a ``JOBDIR`` named after its id)."""
         self.folder = folder
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
@@ -57,6 +59,7 @@ class Scrapyd:
             f"logs_dir = {folder / 'logs'}",
             f"dbs_dir = {folder / 'dbs'}",
             f"items_dir = {folder / 'items' if items else ''}",
+            f"jobs_dir = {folder / 'jobs' if items else ''}",
             "poll_interval = 0.2",
             "max_proc = 4",
         ]
@@ -132,20 +135,23 @@ class Scrapyd:
         answer = self.post("schedule.json", [("project", PROJECT), ("spider", spider), *params])
         return answer["jobid"]
 
-    def job(self, jobid: str) -> tuple[str, dict[str, Any]] | None:
-        """The job's state (pending, running, finished) and its entry in listjobs.json."""
+    def job(self, jobid: str, runs: int = 1) -> tuple[str, dict[str, Any]] | None:
+        """The job's state (pending, running, finished) and its entry in listjobs.json;
+        ``runs``: the how-manieth run of that job id (finished ones listed first)."""
         jobs = self.get("listjobs.json", project=PROJECT)
-        for state in ("pending", "running", "finished"):
-            for entry in jobs[state]:
-                if entry["id"] == jobid:
-                    return state, entry
-        return None
+        found = [
+            (state, entry)
+            for state in ("finished", "running", "pending")
+            for entry in jobs[state]
+            if entry["id"] == jobid
+        ]
+        return found[runs - 1] if len(found) >= runs else None
 
-    def wait(self, jobid: str, timeout: float = 90) -> dict[str, Any]:
-        """Poll listjobs.json until the job is finished; its entry."""
+    def wait(self, jobid: str, timeout: float = 90, runs: int = 1) -> dict[str, Any]:
+        """Poll listjobs.json until the job (its ``runs``-th run) is finished; its entry."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            found = self.job(jobid)
+            found = self.job(jobid, runs)
             if found is not None and found[0] == "finished":
                 return found[1]
             time.sleep(0.2)
@@ -289,37 +295,61 @@ def test_each_jobs_outcome_is_in_its_log(scrapyd, site, tmp_path):
     assert "exitstatus=2" in scrapyd.own_log()
 
 
-def test_a_cancelled_job_is_interrupted_and_resumes(scrapyd, site, tmp_path):
-    """cancel.json (SIGINT, Scrapyd's default) on a running link crawl with a JOBDIR: the
-    job ends interrupted, resumable; scheduled again with the same JOBDIR it goes on."""
-    out, jobdir = tmp_path / "out", tmp_path / "job"
-    params = [("url", site.url("/")), ("mode", "links"), ("out", str(out))]
-    params += [("setting", f"JOBDIR={jobdir}"), ("setting", "PROGRESS_INTERVAL=0")]
-    slow = scrapyd.schedule("discover", [*params, ("setting", "HOST_INTERVAL=0.25")])
+def _cancel_and_resume(
+    server: Scrapyd, params: list[tuple[str, str]], site: SiteServer, jobdir: Path, out: Path
+) -> tuple[str, dict[str, Any]]:
+    """Schedule a slow link crawl, cancel it a few pages in (cancel.json: SIGINT, Scrapyd's
+    default), check it ended interrupted and resumable, schedule it again; the second
+    run's log and listjobs entry."""
+    params = [*params, ("url", site.url("/")), ("mode", "links"), ("out", str(out))]
+    params.append(("setting", "PROGRESS_INTERVAL=0"))
+    slow = server.schedule("discover", [*params, ("setting", "HOST_INTERVAL=0.25")])
+    journal = jobdir / "responses.journal"
     deadline = time.monotonic() + 60
-    while not (jobdir / "responses.journal").exists() or (
-        (jobdir / "responses.journal").stat().st_size < 5000
-    ):  # a few pages in
-        assert time.monotonic() < deadline, scrapyd.own_log()[-3000:]
+    while not journal.exists() or journal.stat().st_size < 5000:  # a few pages in
+        assert time.monotonic() < deadline, server.own_log()[-3000:]
         time.sleep(0.2)
-    state, _ = scrapyd.job(slow) or ("gone", {})
+    state, _ = server.job(slow) or ("gone", {})
     assert state == "running"
-    scrapyd.post("cancel.json", [("project", PROJECT), ("job", slow)])
-    log = scrapyd.log(scrapyd.wait(slow, 30))
+    server.post("cancel.json", [("project", PROJECT), ("job", slow)])
+    log = server.log(server.wait(slow, 30))
     assert OUTCOME.format("interrupted") in log
     assert "INTERRUPTED (shutdown): the inventory is partial; run it again" in log
     [first] = _crawl_log(out)["runs"]
     assert first["status"] == "interrupted" and first["job"]["resumed"] is False
 
-    again = scrapyd.schedule("discover", [*params, ("setting", "HOST_INTERVAL=0")])
-    log = scrapyd.log(scrapyd.wait(again))
+    again = server.schedule("discover", [*params, ("setting", "HOST_INTERVAL=0")])
+    entry = server.wait(again, runs=2 if again == slow else 1)
+    log = server.log(entry)
     assert OUTCOME.format("completed") in log
     second = _crawl_log(out)["runs"][-1]
     assert second["status"] == "completed"
     assert second["job"]["resumed"] is True and second["job"]["responses_replayed"] > 0
-    records = [json.loads(line) for line in (out / "inventory.jsonl").read_text().splitlines()]
+    return log, entry
+
+
+def _pages(lines: str) -> int:
+    """The pages fetched (status 200), each once."""
+    records = [json.loads(line) for line in lines.splitlines() if line.strip()]
     assert len({r["url"] for r in records}) == len(records)  # no line twice
-    assert sum(1 for r in records if r.get("status") == 200) == 53
+    return sum(1 for r in records if r.get("status") == 200)
+
+
+def test_a_cancelled_job_is_interrupted_and_resumes(scrapyd, site, tmp_path):
+    """With ``setting=JOBDIR=…``: scheduled again with the same JOBDIR, the job goes on."""
+    out, jobdir = tmp_path / "out", tmp_path / "job"
+    _cancel_and_resume(scrapyd, [("setting", f"JOBDIR={jobdir}")], site, jobdir, out)
+    assert _pages((out / "inventory.jsonl").read_text(encoding="utf-8")) == 53
+
+
+def test_with_jobs_dir_a_cancelled_job_resumes_under_its_id(scrapyd_items, site, tmp_path):
+    """Scrapyd's ``jobs_dir`` gives each job id its JOBDIR: the same ``jobid`` scheduled
+    again resumes, and its items file (appended to) holds every page once."""
+    out, jobid = tmp_path / "out", "site-1"
+    jobdir = scrapyd_items.folder / "jobs" / PROJECT / "discover" / jobid
+    log, entry = _cancel_and_resume(scrapyd_items, [("jobid", jobid)], site, jobdir, out)
+    assert log.count("'discovery/outcome': ") == 2  # one log per job id: both runs
+    assert _pages(scrapyd_items.text(entry["items_url"])) == 53
 
 
 def test_with_items_dir_the_inventory_is_at_items_url(scrapyd_items, site, tmp_path):
