@@ -21,9 +21,13 @@ MORE_TO_DO = "more_to_do"  # a chunk (MAX_CHUNK_PAGES) done, work left: run the 
 INCOMPLETE = "incomplete"
 
 BAD_ARGUMENTS = 2  # before any run: a wrong -a/-s argument or feed (commands/crawl.py)
+# The word a job's log gives that status in (no run, so no run's outcome: a monitor reading
+# Scrapyd's job log finds ``'discovery/outcome': 'bad_arguments'`` where a run's stats are).
+BAD_ARGUMENTS_OUTCOME = "bad_arguments"
 # Before any run: another live run holds the output folder's lock. Its own code, so a
 # scheduler tells "try later" from "failed" (1) and "wrong command" (2).
 BUSY = 8
+BUSY_OUTCOME = "busy"  # the word a refused run's LOG_FILE and rediscover's line give exit 8
 EXIT_CODES = {
     COMPLETED: 0,
     FAILED: 1,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gc
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.spiderloader import get_spider_loader
@@ -26,13 +26,16 @@ from discovery_crawler.extensions.run import run_of
 from discovery_crawler.middlewares.ssrf import guard_policy, unguarded_connections
 from discovery_crawler.outcomes import (
     BAD_ARGUMENTS,
+    BAD_ARGUMENTS_OUTCOME,
     BUSY,
+    BUSY_OUTCOME,
     EXIT_CODES,
     INTERRUPTED,
     OUTPUT_FAILED,
     exit_code,
 )
 from discovery_crawler.output.folder_lock import FolderBusy
+from discovery_crawler.output.log_file import log_refusal
 from discovery_crawler.output.writable import OutputUnwritable
 from discovery_crawler.profiles import load_profile
 from discovery_crawler.rendering import RenderUnavailable, plan_render
@@ -66,17 +69,21 @@ class Command(ScrapyCrawlCommand):
                 if (why := unguarded_connections(settings)) is not None:
                     raise ValueError(f"SSRF_GUARD_ENABLED: {why}")
         except ArgumentError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            raise SystemExit(BAD_ARGUMENTS) from None
+            self._refuse(f"error: {exc}", BAD_ARGUMENTS_OUTCOME, BAD_ARGUMENTS)
         except ValueError as exc:  # a setting's value: the SSRF guard's allow-lists
-            print(f"error: {exc}", file=sys.stderr)
-            raise SystemExit(BAD_ARGUMENTS) from None
+            self._refuse(f"error: {exc}", BAD_ARGUMENTS_OUTCOME, BAD_ARGUMENTS)
         except OutputUnwritable as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            raise SystemExit(EXIT_CODES[OUTPUT_FAILED]) from None
+            self._refuse(f"error: {exc}", OUTPUT_FAILED, EXIT_CODES[OUTPUT_FAILED])
         except FolderBusy as exc:
-            print(f"error: {exc} (exit {BUSY})", file=sys.stderr)
-            raise SystemExit(BUSY) from None
+            self._refuse(f"error: {exc} (exit {BUSY})", BUSY_OUTCOME, BUSY)
+
+    def _refuse(self, line: str, outcome: str, status: int) -> NoReturn:
+        """End before any run: the one line on stderr, and in ``LOG_FILE`` when one is
+        set (a Scrapyd job's log: Scrapy's logging is not set up yet, so the line would
+        reach only Scrapyd's own log), with the outcome as the run's stats would say it."""
+        print(line, file=sys.stderr)
+        log_refusal(self.settings, line, outcome, status)
+        raise SystemExit(status)
 
     def _profile_settings(self, profile: str | None) -> Settings:
         """The settings the crawl will run with: the project's, the profile's, ``-s``."""

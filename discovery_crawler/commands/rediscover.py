@@ -43,6 +43,7 @@ from discovery_crawler.outcomes import (
     BAD_ARGUMENTS,
     BOUNDED,
     BUSY,
+    BUSY_OUTCOME,
     COMPLETED,
     EXIT_CODES,
     INTERRUPTED,
@@ -74,7 +75,7 @@ LOGS_FOLDER = "_logs"  # DIR/_logs/<host>.log: each site's crawl log output, las
 DONE = frozenset(EXIT_CODES[o] for o in (COMPLETED, BOUNDED, MORE_TO_DO))
 _WORDS = {code: word for word, code in EXIT_CODES.items()} | {
     BAD_ARGUMENTS: "bad arguments",
-    BUSY: "busy",
+    BUSY: BUSY_OUTCOME,
 }
 SOME_SITE_NOT_DONE = 1
 STOPPED = EXIT_CODES[INTERRUPTED]

@@ -79,6 +79,13 @@ def lock_job(folder: Path) -> None:
         ) from None
 
 
+def job_arguments(arguments: dict[str, Any] | None) -> dict[str, Any]:
+    """The arguments that make a job: Scrapyd's own (``_job``, ``_version``: a leading
+    underscore) differ for each job it schedules, so a cancelled job scheduled again with
+    its ``JOBDIR`` resumes."""
+    return {k: v for k, v in (arguments or {}).items() if not str(k).startswith("_")}
+
+
 def _feed_sizes(feeds: dict[str, Any]) -> dict[str, int]:
     """The appended (``-o``) local feeds and their sizes now (0: not there yet)."""
     sizes = {}
@@ -99,7 +106,10 @@ class ResumableJob:
         self.job_path = folder / JOB_FILE
         lock_job(folder)  # already held when the crawl command checked the outputs
         spec = crawler.settings.getdict(RUN_SETTING)
-        self.arguments = {"arguments": spec.get("arguments") or {}, "mode": spec.get("mode")}
+        self.arguments = {
+            "arguments": job_arguments(spec.get("arguments")),
+            "mode": spec.get("mode"),
+        }
         previous = self._read()
         self.resumed = bool(
             previous and not previous.get("finished") and previous.get("run") == self.arguments

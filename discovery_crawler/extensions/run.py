@@ -29,6 +29,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro
 
 from discovery_crawler.arguments import RunOptions, out_dir_of
+from discovery_crawler.compiled import extracted_line, fallback_line
 from discovery_crawler.outcomes import OUTPUT_FAILED_REASON
 from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME, os_error_text
 from discovery_crawler.profiles import available_profiles
@@ -152,6 +153,10 @@ class DiscoveryRun:
         mode = spec.get("mode") or run_mode(options, crawler.settings)
         run = cls(crawler, options, mode, spec.get("log_settings"))
         crawler.signals.connect(run.output_failed, signal=output_failed)
+        if line := fallback_line():  # an install (or egg) without its C extensions
+            logger.warning(line)
+        if line := extracted_line():  # a Scrapyd job: its egg's C code runs too
+            logger.info(line)
         return run
 
     # -- the site -------------------------------------------------------------------------

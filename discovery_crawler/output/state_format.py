@@ -31,12 +31,11 @@ import time
 from json.encoder import encode_basestring
 from typing import IO, TYPE_CHECKING, Any
 
+from discovery_crawler.compiled import extension
 from discovery_crawler.output.crawl_log import _free_name
 
-try:  # entry_lines in C (``_lines.c``); where it was not built, in Python
-    from discovery_crawler.output import _lines
-except ImportError:
-    _lines = None  # type: ignore[assignment]
+# entry_lines in C (``_lines.c``); where it was not built, in Python
+_lines = extension("discovery_crawler.output._lines")
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -4,8 +4,6 @@ owner (``extensions/run.py``, the ``DISCOVERY_RUN`` setting)."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
@@ -40,25 +38,15 @@ if TYPE_CHECKING:
 
 FEED_FORMATS = ("jsonl", "jsonlines", "json", "csv")
 DEFAULT_JOB_FOLDER = "_job"  # under the out folder: a chunked run's job, without JOBDIR
-# Scrapyd's runner (``python -m scrapyd.runner crawl …``) and the environment variables
-# Scrapyd < 1.5 set: Scrapyd decides where items go (``-s FEEDS=…`` with its items_dir).
-_SCRAPYD_ENVIRON = ("SCRAPYD_JOB", "SCRAPY_JOB", "SCRAPYD_FEED_URI", "SCRAPY_FEED_URI")
-
-
-def under_scrapyd() -> bool:
-    """Whether this process is a job Scrapyd started."""
-    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if spec is not None and str(spec.name).startswith("scrapyd"):
-        return True
-    return any(name in os.environ for name in _SCRAPYD_ENVIRON)
 
 
 def default_feeds(options: RunOptions, settings: BaseSettings) -> dict[str, Any]:
     """The feed of a run given none (no ``-O``/``-o``, no ``FEEDS`` or ``FEED_URI``):
     ``<out>/inventory.jsonl``, JSON lines, rewritten at every start as ``-O`` is (so a
-    chunked or resumed job ends with the whole inventory). None under Scrapyd, which
-    passes its own items feed in ``FEEDS`` or wants none."""
-    if settings.getdict("FEEDS") or settings.get("FEED_URI") or under_scrapyd():
+    chunked or resumed job ends with the whole inventory). A Scrapyd job too: with an
+    ``items_dir`` Scrapyd passes its own feed in ``FEEDS``, the only one; without, none,
+    and the inventory is where the same command line would put it."""
+    if settings.getdict("FEEDS") or settings.get("FEED_URI"):
         return {}
     path = out_dir_of(options) / INVENTORY_NAME
     if urlsplit(str(path)).scheme:  # "a:b/…" would name a feed storage: the path is absolute

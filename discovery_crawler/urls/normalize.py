@@ -32,10 +32,10 @@ from collections import Counter
 from typing import Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
-try:  # normalize_many's common case in C (``_known_origins.c``); where not built, in Python
-    import discovery_crawler.urls._known_origins as _known_origins  # not the package: a circle
-except ImportError:
-    _known_origins = None  # type: ignore[assignment]
+from discovery_crawler.compiled import extension
+
+# normalize_many's common case in C (``_known_origins.c``); where not built, in Python
+_known_origins = extension("discovery_crawler.urls._known_origins")
 
 DEFAULT_PORTS = {"http": "80", "https": "443"}
 # ASCII controls, DEL and spaces never belong in a host (IDNA maps away the invisible

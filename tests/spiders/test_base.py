@@ -70,8 +70,7 @@ def test_the_job_folder_checked_before_the_run_is_the_one_the_run_gets(tmp_path)
         assert job_folder_of(options, settings) == expected, (profile, cmdline)
 
 
-def test_no_feed_given_is_the_out_folders_inventory(tmp_path, monkeypatch):
-    monkeypatch.delenv("SCRAPYD_JOB", raising=False)
+def test_no_feed_given_is_the_out_folders_inventory(tmp_path):
     settings = applied(tmp_path, "default")
     assert settings.getdict("FEEDS") == {
         str(tmp_path / "out" / "inventory.jsonl"): {"format": "jsonlines", "overwrite": True}
@@ -79,12 +78,6 @@ def test_no_feed_given_is_the_out_folders_inventory(tmp_path, monkeypatch):
     given = {str(tmp_path / "mine.csv"): {"format": "csv"}}
     assert applied(tmp_path, "default", FEEDS=given).getdict("FEEDS") == given
     assert applied(tmp_path, "default", FEED_URI="x.jsonl").getdict("FEEDS") == {}
-
-
-def test_no_default_feed_under_scrapyd(tmp_path, monkeypatch):
-    """Scrapyd passes its items feed in FEEDS (items_dir), or none: never ours as well."""
-    monkeypatch.setenv("SCRAPYD_JOB", "0a1b")
-    assert applied(tmp_path, "default").getdict("FEEDS") == {}
 
 
 def test_a_default_feed_path_that_reads_as_a_uri_is_made_absolute(tmp_path, monkeypatch):
