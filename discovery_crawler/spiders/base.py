@@ -4,6 +4,7 @@ owner (``extensions/run.py``, the ``DISCOVERY_RUN`` setting)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
