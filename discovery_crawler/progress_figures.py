@@ -8,31 +8,27 @@ listed URLs; a guessed conventional address is not counted (most answer 404). It
 estimate (``~``) until nothing is pending, then exact; a URL limit caps it.
 
 A link crawl's total is the pages fetched plus its frontier (pages requested, not yet
-answered), plus what the frontier will still add: each page fetched lately admitted
-``g`` new pages (the frontier's growth per page, measured over the last reports); if each
-queued page brings ``g`` more, and each of those ``g`` more, the queue ``q`` adds
-``q·g/(1−g)``. While ``g`` is near one or above, the frontier grows as fast as it is
-fetched and nothing converges: the total is a lower bound (``≥``, fetched + queued); as
-the site runs out of new links ``g`` falls and the estimate (``~``) settles. A budget
-(``max_pages``) caps it; once it is all admitted the frontier is all that is left (exact).
-One host is asked once per interval: a page takes at least that long, whatever the rate.
+answered), plus what the frontier will still add: the pages fetched over the last half of
+the crawl each admitted ``g`` new pages (the frontier's growth per page), and each queued
+page is expected to bring ``g`` too, damped by the share of the known pages still queued
+(in a breadth-first crawl, the later a page comes the more of its links point to pages
+already known): ``fetched + queued + queued·g·queued/(fetched + queued)``. Before ``g``
+is measured the total is a lower bound (``≥``, fetched + queued). A budget (``max_pages``)
+caps it; once it is all admitted the frontier is all that is left (exact). One host is
+asked once per interval: a page takes at least that long, whatever the rate.
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass
 
 from discovery_crawler.estimate import human_duration
 
 RATE_WINDOW = 6  # reports a rate is measured over: smooths the walk's document-sized bursts
-# reports the frontier's growth per page is measured over: long enough that one page of
-# many links does not swing it, short enough to follow the site running out of new links
-GROWTH_WINDOW = 12
-# growth per page at or above which the frontier is taken as still growing (no estimate):
-# at 0.9 one queued page already stands for ten
-GROWTH_CONVERGES = 0.9
+GROWTH_SAMPLES = 4096  # (done, admitted) pairs kept; past it every other one is dropped
 
 
 class RateWindow:
@@ -57,27 +53,35 @@ class RateWindow:
 
 
 class FrontierGrowth:
-    """Pages admitted against pages done at the last few reports: how many new pages one
-    page fetched lately added to the frontier."""
+    """Pages admitted against pages done at each report: how many new pages one page
+    fetched over the last half of the crawl added to the frontier."""
 
     __slots__ = ("samples",)
 
-    def __init__(self, size: int = GROWTH_WINDOW) -> None:
-        self.samples: deque[tuple[int, int]] = deque(maxlen=max(2, size))
+    def __init__(self) -> None:
+        self.samples: list[tuple[int, int]] = []  # (done, admitted), done never falling
 
     def add(self, done: int, admitted: int) -> None:
-        if not self.samples or self.samples[-1] != (done, admitted):
-            self.samples.append((done, admitted))
+        if self.samples and self.samples[-1][0] >= done:
+            self.samples[-1] = (self.samples[-1][0], max(self.samples[-1][1], admitted))
+            return
+        self.samples.append((done, admitted))
+        if len(self.samples) > GROWTH_SAMPLES:
+            self.samples = self.samples[::2] + (
+                [self.samples[-1]] if len(self.samples) % 2 == 0 else []
+            )
 
     def per_page(self) -> float | None:
-        """New pages admitted per page done over the window (never negative); None before
-        two reports with pages done between them."""
+        """New pages admitted per page done since half the pages done now (never
+        negative); None before two reports with pages done between them."""
         if len(self.samples) < 2:
             return None
-        (d0, a0), (d1, a1) = self.samples[0], self.samples[-1]
-        if d1 <= d0:
+        done, admitted = self.samples[-1]
+        at = bisect_left(self.samples, (done / 2, -1))
+        d0, a0 = self.samples[min(at, len(self.samples) - 2)]
+        if done <= d0:
             return None
-        return max(0.0, (a1 - a0) / (d1 - d0))
+        return max(0.0, (admitted - a0) / (done - d0))
 
 
 EXACT, ESTIMATE, AT_LEAST, AT_MOST = "", "~", "≥ ", "≤ "
@@ -92,10 +96,10 @@ def crawl_total(
     known = done + queued
     if full or queued == 0:
         return known, EXACT  # nothing more is admitted, or nothing left (or not begun)
-    if growth is None or growth >= GROWTH_CONVERGES:
+    if growth is None:
         total, sure = known, AT_LEAST
     else:
-        more = round(queued * growth / (1.0 - growth), 6)  # 80, not 80.00000000000001
+        more = round(queued * growth * queued / known, 6)  # 80, not 80.00000000000001
         total, sure = known + math.ceil(more), ESTIMATE
     if budget and total >= budget:
         return max(known, budget), AT_MOST  # the budget binds before the estimate
@@ -275,7 +279,7 @@ def crawl_part(figures: CrawlFigures, rate: float | None, growth: float | None =
     if eta is None:
         return text
     if sure == AT_LEAST:
-        return text + f" · ETA ≥ {human_duration(eta)} (the frontier still grows)"
+        return text + f" · ETA ≥ {human_duration(eta)} (the pages known so far)"
     return text + f" · ETA {'' if sure == EXACT or eta < 1 else '~'}{eta_words(eta)}"
 
 

@@ -144,7 +144,7 @@ def test_a_walk_not_started_or_read_says_the_count_only():
 
 def test_a_crawl_line_against_the_frontier_and_the_budget():
     figures = CrawlFigures(done=120, queued=340, admitted=460, budget=1_000, refusals=3)
-    text = crawl_part(figures, 1.0, growth=2.0)
+    text = crawl_part(figures, 1.0, growth=4.0)  # 340 queued bring ~1,005: past the budget
     assert text == (
         "pages 120 fetched of ≤ 1,000 · 340 queued · max_pages 1,000 · 1.0 pages/s · "
         "3 refused · ETA ≥ 6 min (≤ 15 min to max_pages)"
@@ -167,15 +167,16 @@ def test_a_budget_given_as_a_setting_is_named_by_it():
 def test_a_crawl_without_a_budget_before_any_rate_uses_the_interval():
     figures = CrawlFigures(done=1, queued=30, admitted=31, interval=1.0)
     assert crawl_part(figures, None) == (
-        "pages 1 fetched of ≥ 31 · 30 queued · 0 refused · ETA ≥ 30 s (the frontier still grows)"
+        "pages 1 fetched of ≥ 31 · 30 queued · 0 refused · ETA ≥ 30 s (the pages known so far)"
     )
 
 
 def test_a_crawl_whose_frontier_slows_has_an_estimate():
-    # 0.5 new page per page fetched: 300 queued bring 300 more
+    # 0.5 new page per page fetched lately, 3/7 of the known pages still queued:
+    # 300 × 0.5 × 3/7 = 64.3 more
     figures = CrawlFigures(done=400, queued=300, admitted=700)
     assert crawl_part(figures, 2.0, growth=0.5) == (
-        "pages 400 fetched of ~1,000 (40%) · 300 queued · 2.0 pages/s · 0 refused · ETA ~5 min"
+        "pages 400 fetched of ~765 (52%) · 300 queued · 2.0 pages/s · 0 refused · ETA ~3 min"
     )
 
 
@@ -187,17 +188,25 @@ def test_a_crawl_over_says_its_pages_and_no_eta():
 
 
 def test_frontier_growth_is_pages_admitted_per_page_done():
-    growth = FrontierGrowth(size=3)
+    growth = FrontierGrowth()
     assert growth.per_page() is None
     growth.add(10, 40)
-    growth.add(10, 40)  # a report with nothing new is not a sample
+    growth.add(10, 40)  # a report with no page done is not a sample
     assert growth.per_page() is None
     growth.add(20, 70)
     assert growth.per_page() == 3.0
-    growth.add(60, 80)
-    assert growth.per_page() == 0.8  # (80 - 40) / (60 - 10)
-    growth.add(70, 80)  # the window drops (10, 40)
-    assert growth.per_page() == 0.2  # (80 - 70) / (70 - 20)
+    growth.add(60, 80)  # since half of 60 pages: from (20, 70)
+    assert growth.per_page() == 0.25
+    growth.add(70, 80)  # since half of 70: from (60, 80)
+    assert growth.per_page() == 0.0
+
+
+def test_frontier_growth_keeps_a_bounded_history():
+    growth = FrontierGrowth()
+    for done in range(1, 20_000):
+        growth.add(done, 2 * done)
+    assert len(growth.samples) <= 4097 and growth.samples[-1] == (19_999, 39_998)
+    assert growth.per_page() == 2.0
 
 
 @given(
