@@ -144,7 +144,7 @@ def test_a_walk_not_started_or_read_says_the_count_only():
 
 def test_a_crawl_line_against_the_frontier_and_the_budget():
     figures = CrawlFigures(done=120, queued=340, admitted=460, budget=1_000, refusals=3)
-    text = crawl_part(figures, 1.0, growth=4.0)  # 340 queued bring ~1,005: past the budget
+    text = crawl_part(figures, 1.0, growth=4.0)  # 340 queued bring ~743: past the budget
     assert text == (
         "pages 120 fetched of ≤ 1,000 · 340 queued · max_pages 1,000 · 1.0 pages/s · "
         "3 refused · ETA ≥ 6 min (≤ 15 min to max_pages)"
@@ -173,10 +173,10 @@ def test_a_crawl_without_a_budget_before_any_rate_uses_the_interval():
 
 def test_a_crawl_whose_frontier_slows_has_an_estimate():
     # 0.5 new page per page fetched lately, 3/7 of the known pages still queued:
-    # 300 × 0.5 × 3/7 = 64.3 more
+    # 300 × 0.5 × (3/7)² = 27.6 more
     figures = CrawlFigures(done=400, queued=300, admitted=700)
     assert crawl_part(figures, 2.0, growth=0.5) == (
-        "pages 400 fetched of ~765 (52%) · 300 queued · 2.0 pages/s · 0 refused · ETA ~3 min"
+        "pages 400 fetched of ~728 (55%) · 300 queued · 2.0 pages/s · 0 refused · ETA ~3 min"
     )
 
 

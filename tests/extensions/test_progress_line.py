@@ -100,11 +100,11 @@ def test_the_crawl_estimate_settles_as_the_frontier_stops_growing():
     crawl.requested, crawl.fetched = 40, 10  # each page so far brought three
     line.text(now=0.0)
     crawl.requested, crawl.fetched = 70, 20  # three more each: still growing
-    # 50 queued, 3 each, damped by the 50/70 of the known pages still queued: 108 more
-    assert "pages 20 fetched of ~178 (11%) · 50 queued" in line.text(now=10.0)
+    # 50 queued, 3 each, damped by (50/70)², the known pages still queued: 77 more
+    assert "pages 20 fetched of ~147 (14%) · 50 queued" in line.text(now=10.0)
     crawl.requested, crawl.fetched = 80, 60  # 10 new pages for the last 40 fetched
-    # since half of 60 pages, 0.25 per page: 20 queued × 0.25 × 20/80 bring 2 more
-    assert "pages 60 fetched of ~82 (73%) · 20 queued" in line.text(now=20.0)
+    # since half of 60 pages, 0.25 per page: 20 queued × 0.25 × (20/80)² bring 1 more
+    assert "pages 60 fetched of ~81 (74%) · 20 queued" in line.text(now=20.0)
 
 
 def test_the_sites_interval_paces_the_crawl():
