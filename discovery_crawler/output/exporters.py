@@ -180,7 +180,7 @@ class _RecordExporter(BaseItemExporter):
         self.seen: SeenSet | None = None
         self.finals: Any = None  # union mode: flags decided at the end (UnionTally)
         self.count = 0  # URLs written
-        self.batches = 0  # items exported: what Scrapy's "Stored … feed (N items)" counts
+        self.batches = 0  # the items that wrote lines (Scrapy's "N items" counts them all)
 
     def export_item(self, item: Any) -> None:
         if not isinstance(item, UrlBatch):
@@ -189,10 +189,10 @@ class _RecordExporter(BaseItemExporter):
             self.seen = item.seen
         if item.finals is not None:
             self.finals = item.finals
-        self.batches += 1
         if item.records:
             self.file.write(self.encode_batch(item.records, worked_text(item)))
             self.count += len(item.records)
+            self.batches += 1
 
     def encode_batch(self, records: list[dict[str, Any]], lines: str | None = None) -> bytes:
         """The batch as feed text; ``lines``: its JSON lines, already written."""
