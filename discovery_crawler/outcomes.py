@@ -52,6 +52,20 @@ STOPPING_LIMITS = frozenset(
         "LINKS_MAX_URLS",  # links found past it are not recorded
     }
 )
+
+
+def limit_name(details: dict[str, object]) -> str:
+    """A bound limit (``RunRecord.limits``' entry) named as the person gave it: the
+    ``-a`` argument (``max_pages``) when it came from one, else its setting."""
+    return str(details.get("given") or details.get("limit"))
+
+
+def limit_words(details: dict[str, object]) -> str:
+    """``max_pages=50`` (its value), or the name alone when it has none."""
+    value = details.get("value")
+    return limit_name(details) + ("" if value is None else f"={value}")
+
+
 # Scrapy's finish reasons of a run stopped by its CloseSpider extension (a limit).
 _CLOSESPIDER = "closespider_"
 OUTPUT_FAILED_REASON = "output_failed"  # the finish reason a failed write closes with

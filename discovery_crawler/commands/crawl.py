@@ -22,6 +22,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.spiderloader import get_spider_loader
 
 from discovery_crawler.arguments import ArgumentError
+from discovery_crawler.commands.mistakes import CommandLineMistake, check_command_line
 from discovery_crawler.extensions.run import run_of
 from discovery_crawler.middlewares.ssrf import guard_policy, unguarded_connections
 from discovery_crawler.outcomes import (
@@ -37,7 +38,7 @@ from discovery_crawler.outcomes import (
 from discovery_crawler.output.folder_lock import FolderBusy
 from discovery_crawler.output.log_file import log_refusal
 from discovery_crawler.output.writable import OutputUnwritable
-from discovery_crawler.profiles import load_profile
+from discovery_crawler.profiles import available_profiles, load_profile
 from discovery_crawler.rendering import RenderUnavailable, plan_render
 
 if TYPE_CHECKING:
@@ -48,13 +49,14 @@ if TYPE_CHECKING:
 
 class Command(ScrapyCrawlCommand):
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        self._check_command_line(args, opts)  # before Scrapy reads -o/-O its own way
         super().process_options(args, opts)
         if len(args) != 1:
             return
         try:
             spidercls = get_spider_loader(self.settings).load(args[0])
         except KeyError:
-            return  # the stock command reports an unknown spider
+            return  # said above (_check_command_line)
         validate = getattr(spidercls, "validate_arguments", None)
         if validate is None:
             return
@@ -84,6 +86,28 @@ class Command(ScrapyCrawlCommand):
         print(line, file=sys.stderr)
         log_refusal(self.settings, line, outcome, status)
         raise SystemExit(status)
+
+    def _check_command_line(self, args: list[str], opts: argparse.Namespace) -> None:
+        """A slip of the hand (a misspelled spider, Scrapy's ``--profile`` for ``-a
+        profile=``, a feed format no spider here writes): one line, status 2."""
+        loader = get_spider_loader(self.settings)
+
+        def formats_of(name: str) -> list[str]:
+            own = (getattr(loader.load(name), "custom_settings", None) or {}).get("FEED_EXPORTERS")
+            return list(own or self.settings.getdict("FEED_EXPORTERS"))
+
+        try:
+            check_command_line(
+                args,
+                opts,
+                loader.list(),
+                available_profiles(),
+                formats_of,
+                self.settings.getwithbase("FEED_EXPORTERS"),
+            )
+        except CommandLineMistake as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(BAD_ARGUMENTS) from None
 
     def _profile_settings(self, profile: str | None) -> Settings:
         """The settings the crawl will run with: the project's, the profile's, ``-s``."""

@@ -201,6 +201,23 @@ def bfs_budgets(options: RunOptions, settings: Settings) -> tuple[int | None, in
     return pages, depth
 
 
+def budget_names(options: RunOptions, settings: Settings) -> tuple[str, str]:
+    """How the person gave each budget of ``bfs_budgets``, for the words that name it when
+    it binds: the ``-a`` argument (``max_pages``, ``max_depth``), else the setting that
+    set it (``BFS_MAX_PAGES``, or the profile's cap ``BFS_MAX_PAGES_LIMIT`` when it
+    lowered the value)."""
+    names = []
+    for arg, setting in (("max_pages", "BFS_MAX_PAGES"), ("max_depth", "BFS_MAX_DEPTH")):
+        given = getattr(options, arg)
+        value = given if given is not None else (settings.getint(setting) or None)
+        cap = settings.getint(f"{setting}_LIMIT", 0)
+        if cap and (value is None or value > cap):
+            names.append(f"{setting}_LIMIT")
+        else:
+            names.append(arg if given is not None else setting)
+    return names[0], names[1]
+
+
 def failure_refusal(failure: Failure) -> dict[str, Any]:
     """A minimal refusal record for a request that got no response."""
     exc = failure.value
@@ -247,6 +264,7 @@ class LinkCrawl:
         self._on_page = on_page
         self._on_page_failure = on_page_failure
         self.bfs_max_pages, self.bfs_max_depth = bfs_budgets(self.options, settings)
+        self.pages_name, self.depth_name = budget_names(self.options, settings)
         self.depth_priority = settings.getint("DEPTH_PRIORITY")
         self.account = CrawlAccount(
             settings.getint("CRAWL_LOG_LIST_CAP"), self.bfs_max_pages, self.bfs_max_depth
@@ -380,10 +398,10 @@ class LinkCrawl:
             reason = "file" if kind in FILE_KINDS else kind
         if reason is None and self.bfs_max_depth is not None and depth > self.bfs_max_depth:
             reason = "over_max_depth"
-            record.limit_bound("BFS_MAX_DEPTH", value=self.bfs_max_depth)
+            record.limit_bound("BFS_MAX_DEPTH", value=self.bfs_max_depth, given=self.depth_name)
         if reason is None and self.bfs_max_pages and account.requested >= self.bfs_max_pages:
             reason = "over_max_pages"
-            record.limit_bound("BFS_MAX_PAGES", value=self.bfs_max_pages)
+            record.limit_bound("BFS_MAX_PAGES", value=self.bfs_max_pages, given=self.pages_name)
         if reason is not None:
             account.not_fetched[reason] += 1
             self.crawler.stats.inc_value(f"links/not_fetched/{reason}")

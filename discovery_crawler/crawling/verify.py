@@ -122,6 +122,7 @@ class ListedPageVerifier:
         self.options = run.options
         self.origins = run.origins
         self.bfs_max_pages = links.bfs_max_pages
+        self.pages_name = links.pages_name
         self._on_answer = on_answer
         self._on_failure = on_failure
         self.verify_method = method = verify_method(settings)
@@ -178,7 +179,7 @@ class ListedPageVerifier:
                 continue
             if budget and tally.queued >= budget:
                 rec["flags"] = ["over_max_pages"]
-                self.record.limit_bound("BFS_MAX_PAGES", value=budget)
+                self.record.limit_bound("BFS_MAX_PAGES", value=budget, given=self.pages_name)
                 keep.append(rec)
                 continue
             rec.pop(FACTS, None)  # the worker's facts: not needed once held

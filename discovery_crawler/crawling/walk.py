@@ -72,6 +72,9 @@ class WalkProgress:
 
     expected: ExpectedUrls
     visited: set[str] = field(default_factory=set)
+    # the conventional addresses asked (a handful): most answer 404, so while pending they
+    # do not count in the URLs expected
+    guesses: list[SitemapAttempt] = field(default_factory=list)
     scheduled: int = 0
     skipped: int = 0
 
@@ -320,6 +323,8 @@ class SitemapWalk:
         attempt = SitemapAttempt(url, source, parent, depth, note=note)
         record.attempts[url] = attempt
         record.sitemaps_pending += 1
+        if source == "conventional":
+            self.progress.guesses.append(attempt)
         self.progress.scheduled += 1
         return Request(
             url,
@@ -604,10 +609,14 @@ class SitemapWalk:
 
     def _expect(self, urls: int) -> None:
         """Tell the per-URL tables how many URLs the walk will list (``signals``)."""
-        # This document is still pending: it is counted done when its parse ends.
-        estimate = self.progress.expected.urlset_read(urls, self.record.sitemaps_pending - 1)
+        # This document is still pending: it is counted done when its parse ends. The
+        # conventional guesses still pending are not: most answer 404 (a 165-URL site
+        # was expected to list 990 while its five other guesses were out).
+        guessing = sum(1 for a in self.progress.guesses if a.error is None and a.format is None)
+        pending = self.record.sitemaps_pending - 1 - guessing
+        estimate = self.progress.expected.urlset_read(urls, pending)
         if estimate is not None:
-            self.crawler.stats.set_value("discovery/urls_expected", estimate)
+            self.crawler.stats.set_value("discovery/tables/sized_for_urls", estimate)
             self.crawler.signals.send_catch_log(urls_expected, urls=estimate)
 
     def _fill_attempt(

@@ -40,6 +40,7 @@ from discovery_crawler.output.feed_lines import (
     json_utf8,
     worked_text,
 )
+from discovery_crawler.output.feed_log import feed_count_words
 from discovery_crawler.signals import output_failed
 from discovery_crawler.urls.normalize import twin_key
 from discovery_crawler.urls.seen import RecordPatch
@@ -178,7 +179,8 @@ class _RecordExporter(BaseItemExporter):
         self.utf8 = codecs.lookup(self.encoding).name == "utf-8"
         self.seen: SeenSet | None = None
         self.finals: Any = None  # union mode: flags decided at the end (UnionTally)
-        self.count = 0
+        self.count = 0  # URLs written
+        self.batches = 0  # the items that wrote lines (Scrapy's "N items" counts them all)
 
     def export_item(self, item: Any) -> None:
         if not isinstance(item, UrlBatch):
@@ -190,12 +192,16 @@ class _RecordExporter(BaseItemExporter):
         if item.records:
             self.file.write(self.encode_batch(item.records, worked_text(item)))
             self.count += len(item.records)
+            self.batches += 1
 
     def encode_batch(self, records: list[dict[str, Any]], lines: str | None = None) -> bytes:
         """The batch as feed text; ``lines``: its JSON lines, already written."""
         raise NotImplementedError
 
     def finish_exporting(self) -> None:
+        name = getattr(self.file, "name", None)
+        if isinstance(name, str):  # Scrapy's "Stored … feed" line says URLs, not batches
+            feed_count_words().finished(name, self.count, self.batches)
         if getattr(self.file, "broken", False):
             return  # the run is stopping: what was written stays as it is (partial)
         try:

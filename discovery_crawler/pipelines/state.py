@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 
 from discovery_crawler.items import UrlBatch
-from discovery_crawler.outcomes import STOPPING_LIMITS
+from discovery_crawler.outcomes import STOPPING_LIMITS, limit_name
 from discovery_crawler.output.feed_lines import worked_entries
 from discovery_crawler.output.preview import (
     COMPLETED,
@@ -202,8 +202,12 @@ class StatePipeline(BatchStage):
         lines = []
         for name, details in self.record.limits.items():
             if name in STOPPING_LIMITS:
-                said = ", ".join(f"{k}={v}" for k, v in details.items() if k != "limit")
-                lines.append(f"stopped at a limit ({name}: {said}): complete up to it only")
+                said = ", ".join(
+                    f"{k}={v}" for k, v in details.items() if k not in ("limit", "given")
+                )
+                lines.append(
+                    f"stopped at a limit ({limit_name(details)}: {said}): complete up to it only"
+                )
         return lines
 
     def _close_state(self, state: RunState) -> None:

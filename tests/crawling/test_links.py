@@ -147,3 +147,22 @@ def test_the_same_document_under_either_slash_form_is_the_canonicals(url, canoni
 )
 def test_another_page_is_not_the_same_document(url, canonical):
     assert not same_document(_O + url, _O + canonical)
+
+
+def test_budgets_are_named_as_they_were_given():
+    """A bound budget is named by the ``-a`` argument, else the setting, else the
+    profile's cap that lowered it (the summary says ``max_pages=50``, not the setting)."""
+    from types import SimpleNamespace
+
+    from scrapy.settings import Settings
+
+    from discovery_crawler.crawling.links import budget_names
+
+    def names(max_pages=None, max_depth=None, **settings):
+        options = SimpleNamespace(max_pages=max_pages, max_depth=max_depth)
+        return budget_names(options, Settings(settings))
+
+    assert names(50, 2) == ("max_pages", "max_depth")
+    assert names(BFS_MAX_PAGES=50) == ("BFS_MAX_PAGES", "BFS_MAX_DEPTH")
+    assert names(BFS_MAX_PAGES_LIMIT=100)[0] == "BFS_MAX_PAGES_LIMIT"  # no budget: the cap
+    assert names(50, BFS_MAX_PAGES_LIMIT=100)[0] == "max_pages"  # under the cap

@@ -16,7 +16,6 @@ from tests.conftest import ROOT, run_discover
         ([], "argument url: missing"),
         (["-a", "url=https://x.com", "-a", "mode=bogus"], "expected one of auto, sitemap"),
         (["-a", "url=https://x.com", "-a", "profile=nope"], "default, massive, polite"),
-        (["-a", "url=https://x.com", "-O", "out.xml"], "format 'xml' is not supported"),
         (["-a", "url=https://x.com", "-a", "verify=1", "-a", "mode=links"], "mode=links reads"),
         (["-a", "url=https://x.com", "-a", "verify=1", "-s", "VERIFY_METHOD=PUT"], "HEAD or"),
     ],

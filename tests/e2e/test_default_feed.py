@@ -28,6 +28,8 @@ def test_no_feed_option_writes_inventory_in_the_out_folder(serve, tmp_path):
     assert sorted(r["url"].rsplit("/", 2)[-2] for r in result.records) == sorted(
         f"p-{i}" for i in range(12)
     )
+    # Scrapy's line counts items, which are batches here: it says the URLs too
+    assert f"Stored jsonlines feed (12 URLs in 1 batch) in: {inventory}" in result.stderr
     assert f"Feed: {inventory}" in result.stderr
     assert (result.out / "_crawl-log.json").is_file()
 

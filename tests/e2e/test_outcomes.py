@@ -42,7 +42,19 @@ def test_a_limit_that_stops_the_run_exits_5_and_never_says_completed(serve, disc
     result = discover(server.url("/"), "-a", "mode=links", "-a", "max_pages=10")
     assert result.returncode == 5, result.stderr[-2000:]
     assert result.run["status"] == "bounded"
-    assert "STOPPED AT A LIMIT (BFS_MAX_PAGES)" in result.stderr
+    # named as it was given: the -a argument, not the setting behind it
+    assert "STOPPED AT A LIMIT (max_pages=10)" in result.stderr
+    assert "Limit bound: max_pages (value=10)" in result.stderr
+    assert {"limit": "BFS_MAX_PAGES", "value": 10, "given": "max_pages"} in (
+        result.discovery["limits"]
+    )
+
+
+def test_a_limit_given_as_a_setting_is_named_by_it(serve, discover, tmp_path):
+    server = serve(_site(tmp_path / "site", 60))
+    result = discover(server.url("/"), "-a", "mode=links", "-s", "BFS_MAX_PAGES=10")
+    assert result.returncode == 5, result.stderr[-2000:]
+    assert "STOPPED AT A LIMIT (BFS_MAX_PAGES=10)" in result.stderr
 
 
 def test_an_unreachable_site_exits_1(discover):
