@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ from discovery_crawler.output.writable import OutputUnwritable, local_feed_paths
 from discovery_crawler.run_record import now_iso
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -138,8 +140,15 @@ class ResumableJob:
             (folder / JOURNAL_FILE).unlink(missing_ok=True)
             feeds = _feed_sizes(crawler.settings.getdict("FEEDS"))
             self.job = {"run": self.arguments, "feeds": feeds, "invocations": [], "finished": False}
+            self.job["id"] = uuid.uuid4().hex
             if previous and isinstance(previous.get("last_requests"), dict):
                 self.job["last_requests"] = previous["last_requests"]  # the host remembers
+        # The job's identity: the state its run writes names it (output/state.py), so a
+        # resume tells the state it wrote itself before it was killed (an older job.json
+        # has none: it gets one now).
+        self.id: str = str(self.job.setdefault("id", uuid.uuid4().hex))
+        # Called once the job is marked finished (the state keeps its previous until then).
+        self.when_finished: list[Callable[[], None]] = []
         self.journal: ResponseJournal | None = ResponseJournal(folder / JOURNAL_FILE)
         self.stored_at_start = len(self.journal)
         self.earlier = list(self.job["invocations"])
@@ -249,6 +258,13 @@ class ResumableJob:
             self._write()
         except OSError as exc:
             logger.error("could not write %s: %s", self.job_path, exc)
+            return
+        if self.job["finished"]:
+            for callback in self.when_finished:
+                try:
+                    callback()
+                except OSError as exc:
+                    logger.warning("JOBDIR %s: after the job finished: %s", self.folder, exc)
 
     def as_dict(self) -> dict[str, Any]:
         """The crawl log's ``job``: which invocation this is and what it resumed."""

@@ -42,9 +42,14 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 STATE_NAME = "state.json"
+# The state a job's run replaced, hard-linked while the job is not marked finished: a job
+# killed after its state was written judges its resume against it (``state.py``).
+PREVIOUS_NAME = f".{STATE_NAME}.previous"
 FORMAT = "discovery-crawler/state/1"
 FIELDS = ("url", "slug", "first_seen", "last_seen", "lastmod", "status")
-STATUSES = ("new", "known", "changed", "removed")
+# ``unconfirmed``: listed before, not seen by the run that wrote the file, and not judged
+# removed by it (a source it could not read, a narrower scope: ``state_scope.py``).
+STATUSES = ("new", "known", "changed", "removed", "unconfirmed")
 HISTORY_CAP = 100  # runs kept in the header's history
 
 _ENTRIES_OPEN = ', "entries": [\n'

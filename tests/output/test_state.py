@@ -94,7 +94,7 @@ def test_round_trip_and_exact_changes(tmp_path):
     assert got[f"{SITE}/d/"] == [f"{SITE}/d/", "d", 2, 2, None, "new"]
     whole = json.loads((out / STATE_NAME).read_text(encoding="utf-8"))
     assert whole["origin"] == SITE and whole["run"] == 2 and whole["count"] == 5
-    assert whole["counts"] == {"new": 1, "known": 2, "changed": 1, "removed": 1}
+    assert whole["counts"] == {"new": 1, "known": 2, "changed": 1, "removed": 1, "unconfirmed": 0}
     assert [r["run"] for r in whole["runs"]] == [1, 2]
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp, no spool
 
@@ -153,8 +153,14 @@ def test_incomplete_run_does_not_judge_removals(tmp_path):
     run(out, first_run_records([("/", None), ("/x/", None)]))
     _, changes = run(out, [rec("/")], complete=False)
     assert changes.removed.count == 0 and not changes.removals_judged
-    assert entries(out)[f"{SITE}/x/"][5] == "new"  # as it was
+    # the previous record kept, flagged: neither removed nor silently fresh
+    assert entries(out)[f"{SITE}/x/"] == [f"{SITE}/x/", "x", 1, 1, None, "unconfirmed"]
+    assert changes.unconfirmed.items == [f"{SITE}/x/"]
     assert "removals not judged (the run ended early)" in changes.lines()[0]
+    assert changes.lines()[1].startswith("Not re-confirmed: 1 URL(s) listed before")
+    # a run that sees everything again judges it: removed now, and /x/ back is known
+    _, changes = run(out, [rec("/")])
+    assert changes.removed.items == [f"{SITE}/x/"] and changes.unconfirmed.count == 0
 
 
 def test_duplicates_within_a_run_make_one_entry(tmp_path):
@@ -483,3 +489,30 @@ def test_abandon_on_a_full_disk_drops_the_spool_without_raising(tmp_path):
     state._spool.write("x" * 100)  # buffered: the close's flush hits the full disk
     state.abandon()
     assert not [p for p in out.iterdir() if p.name.endswith(".spool")]
+
+
+def test_scope_narrowed_keeps_unconfirmed_until_a_run_covers_it(tmp_path):
+    """union → auto (sitemaps only): nothing is called removed, the unseen are kept
+    unconfirmed — and stay so on a second auto run (the scope they were found under is
+    kept in the state), until a union run judges them."""
+    from discovery_crawler.output.state_scope import RunScope
+
+    union = RunScope.of_run("union", ("sitemap", "link"))
+    auto = RunScope.of_run("auto", ("sitemap",))
+    out = tmp_path / "s"
+
+    def scoped(records, scope):
+        state = RunState.load(out, input_origin=SITE)
+        state.observe(records)
+        return state.close(SITE, "t0", "2026-11-28T10:05:00+00:00", scope=scope)
+
+    scoped(first_run_records([("/", None), ("/linked/", None)]), union)
+    for level, said in (("none", "removals not judged"), ("in_scope", "judged only within")):
+        changes = scoped([rec("/")], auto)
+        assert changes.removed.count == 0 and changes.unconfirmed.items == [f"{SITE}/linked/"]
+        assert changes.removals_scope == level and not changes.as_dict()["removals_judged"]
+        assert said in changes.lines()[0]
+        assert "mode union→auto (the link crawl did not run" in changes.lines()[0]
+        assert entries(out)[f"{SITE}/linked/"][3:] == [1, None, "unconfirmed"]
+    changes = scoped([rec("/")], union)
+    assert changes.removed.items == [f"{SITE}/linked/"] and changes.fully_judged
