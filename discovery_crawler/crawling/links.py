@@ -295,12 +295,14 @@ class LinkCrawl:
         if self.page_max_bytes > 0:
             self.crawler.signals.connect(self._page_bytes, signal=signals.bytes_received)
         # Deterministic admission (two runs of an unchanged site agree): a newly linked URL
-        # is held (key -> (depth, found_on, url, anchor)) until every page of a smaller
-        # depth is done, so its citation is the best of all (smallest depth, then smallest
-        # citing URL; within a page the first link), and a level is admitted sorted by
-        # (found_on, url), so max_pages reaches the same pages. Union mode: held until the
-        # sitemap walk is over too (``walk_over``), as a listed URL is cited by its sitemap.
-        self._held: dict[str, tuple[int, str, str, str | None]] = {}
+        # is held (key -> (depth, found_on, place, url, anchor)) until every page of a
+        # smaller depth is done, so its citation is the best of all (smallest depth, then
+        # smallest citing URL; within a page the first link), and a level is admitted
+        # sorted by (found_on, document order), so max_pages reaches the same pages.
+        # Union mode: held until the sitemap walk is over too (``walk_over``), as a listed
+        # URL is cited by its sitemap.
+        self._held: dict[str, tuple[int, str, int, str, str | None]] = {}
+        self._held_order = 0  # a held link's place: its page's document order
         self._held_levels: Counter[int] = Counter()
         self._held_forms: dict[str, set[str]] = {}  # key -> twin spellings met while held
         self._in_flight: Counter[int] = Counter()
@@ -419,13 +421,16 @@ class LinkCrawl:
         return self._bfs_request(url, depth, meta)
 
     # -- deterministic admission ------------------------------------------------------
-    def _hold(self, key: str, url: str, depth: int, page: str, el: Any) -> None:
+    def _hold(self, key: str, url: str, depth: int, page: str, el: Any, place: int = 0) -> None:
         """A URL a page links: held for its level, or its citation improved."""
         anchor = anchor_text(el) if el is not None and el.__class__ is not str else el
         old = self._held.get(key)
         if old is not None:
             self._held_levels[old[0]] -= 1
-        self._held[key] = (depth, page, url, anchor)
+        if not place:
+            self._held_order += 1
+            place = self._held_order
+        self._held[key] = (depth, page, place, url, anchor)
         self._held_levels[depth] += 1
 
     def _twins_sighted(self, key: str, spellings: list[str]) -> None:
@@ -472,7 +477,8 @@ class LinkCrawl:
 
     def release(self) -> Iterator[UrlBatch | Request]:
         """Admit every held level whose smaller depths are done (and, in union mode, the
-        sitemap walk): sorted by (found_on, url), so the budgets reach the same pages."""
+        sitemap walk): sorted by (found_on, the order of its links), so the budgets reach
+        the same pages."""
         held = self._held
         if not held or (self.walk_over is not None and not self.walk_over()):
             return
@@ -482,17 +488,17 @@ class LinkCrawl:
             if any(n > 0 for d, n in in_flight.items() if d < level):
                 return
             chosen = sorted(
-                (found_on, url, key, anchor)
-                for key, (depth, found_on, url, anchor) in held.items()
+                (found_on, place, url, key, anchor)
+                for key, (depth, found_on, place, url, anchor) in held.items()
                 if depth == level
             )
-            for _, _, key, _ in chosen:
+            for *_, key, _ in chosen:
                 del held[key]
             del levels[level]
             records: list[dict[str, Any]] = []
             requests: list[Request] = []
             forms = self._held_forms
-            for found_on, url, key, anchor in chosen:
+            for found_on, _, url, key, anchor in chosen:
                 meta = {"via": "link", "found_on": found_on, "anchor": anchor}
                 request = self._bfs_admit(url, level, meta, records)
                 if request is not None:
@@ -543,7 +549,7 @@ class LinkCrawl:
                 # in the seen-set at the dedup stage and vanish as a duplicate.) A held
                 # link to it stays held, and its record takes this listing.
                 if held is not None:
-                    self._hold(key, held[2], held[0], held[1], held[3])
+                    self._hold(key, held[3], held[0], held[1], held[4], held[2])
                     self._late_listings[hash(key) or 1] = rec
                     continue
                 keep.append(rec)
@@ -1122,7 +1128,7 @@ class LinkCrawl:
                     cited = held.get(key)
                     if cited is not None:
                         if hold is not None:
-                            if url != cited[2]:  # its twin spelling: met when admitted
+                            if url != cited[3]:  # its twin spelling: met when admitted
                                 self._held_forms.setdefault(key, set()).add(url)
                             if (next_depth, page) < cited[:2]:
                                 hold(key, url, next_depth, page, el)
