@@ -19,6 +19,7 @@ import argparse
 import gzip
 import http.server
 import mimetypes
+import random
 import shutil
 import signal
 import sys
@@ -65,8 +66,12 @@ class SiteServer:
         rewrite: list[str] | None = None,
         port: int = 0,
         dir_redirect: bool = True,
+        jitter: float = 0.0,
     ):
         self.root = Path(root)
+        # Up to ``jitter`` seconds of random delay before each answer: answers arrive in
+        # another order on every run, as from a live host (tests of determinism).
+        self.jitter = jitter
         self.rewrite = [r.rstrip("/") for r in (rewrite or [])]
         self.dir_redirect = dir_redirect
         self.requests: list[tuple[float, str, int]] = []  # (time, path, status)
@@ -153,6 +158,8 @@ class SiteServer:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
+                if server.jitter:
+                    time.sleep(random.uniform(0, server.jitter))
                 location = server.moved(self.path)
                 if location is not None:
                     self._send(301, b"moved", "text/plain", {"Location": location})

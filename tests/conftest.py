@@ -62,9 +62,12 @@ def serve():
     servers: list[SiteServer] = []
 
     def start(
-        root: Path, rewrite: list[str] | None = None, dir_redirect: bool = True
+        root: Path,
+        rewrite: list[str] | None = None,
+        dir_redirect: bool = True,
+        jitter: float = 0.0,
     ) -> SiteServer:
-        server = SiteServer(root, rewrite, dir_redirect=dir_redirect).start()
+        server = SiteServer(root, rewrite, dir_redirect=dir_redirect, jitter=jitter).start()
         servers.append(server)
         return server
 

@@ -23,7 +23,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 
@@ -135,6 +135,17 @@ class SitemapWalk:
         self._waiting = 0  # downloaded documents waiting for a parse slot
         self._worker: ParseWorker | None = None
         self._worker_failure_said = False
+        self._robots_done = False  # its callback yielded every sitemap request
+        # Documents enter in the order they were asked for (robots.txt's, the conventional
+        # addresses, then each index's children in index order), however their answers
+        # arrive: the first listing of a URL, its slug and its citation do not depend on
+        # which download finished first. Downloads stay concurrent; a document waits
+        # (``_await_turn``) until every one asked before it is read or failed.
+        self._asked = 0  # sitemap requests made: the next one's place
+        self._turn = 0  # the place of the next document to read
+        self._finished: set[int] = set()  # places done out of turn
+        self._turn_moved: asyncio.Event | None = None
+        crawler.signals.connect(self._dropped, signal=signals.request_dropped)
 
     # -- the first requests -------------------------------------------------------------
     def start_worker_early(self) -> None:
@@ -204,6 +215,7 @@ class SitemapWalk:
             if request is not None:
                 yield request
         yield from self._conventional_requests()
+        self._robots_done = True
 
     def robots_failed(self, failure: Failure) -> Iterator[Request]:
         robots = self.record.robots
@@ -211,6 +223,13 @@ class SitemapWalk:
         robots.update(status=None, error=failure_text(failure.value), sitemaps=[])
         self._input_failed(robots["url"], failure)
         yield from self._conventional_requests()
+        self._robots_done = True
+
+    def over(self) -> bool:
+        """Every sitemap the walk asked for is read or failed (union mode: the link crawl
+        admits its held links once every listing has entered, ``LinkCrawl.release``)."""
+        started = self._robots_done or self.options.input_kind == "sitemap"
+        return started and self.record.sitemaps_pending == 0
 
     def _input_failed(self, url: str, failure: Failure) -> None:
         """The site's first fetch (its robots.txt, the sitemap given) got no answer for a
@@ -326,14 +345,19 @@ class SitemapWalk:
         if source == "conventional":
             self.progress.guesses.append(attempt)
         self.progress.scheduled += 1
+        place = self._asked
+        self._asked += 1
         return Request(
             url,
             callback=self._on_sitemap,
             errback=self._on_sitemap_failure,
             dont_filter=True,
-            priority=_SITEMAP_PRIORITY + content_preference(url),
+            # One priority: the scheduler's FIFO asks them in their order (a document
+            # waiting for its turn never waits on one not yet asked).
+            priority=_SITEMAP_PRIORITY,
             meta={
                 "attempt": attempt,
+                "sitemap_place": place,
                 "handle_httpstatus_all": True,
                 # SPEC §4: a sitemap given as input is read without robots.txt; the rest
                 # obey the site's robots policy (RobotsPolicyMiddleware).
@@ -347,6 +371,31 @@ class SitemapWalk:
 
     def _url_limit_reached(self) -> bool:
         return bool(self.max_urls) and self.record.counts["unique"] >= self.max_urls
+
+    async def _await_turn(self, place: int | None) -> None:
+        while place is not None and self._turn < place:
+            if self._turn_moved is None:
+                self._turn_moved = asyncio.Event()
+            await self._turn_moved.wait()
+
+    def _finish(self, place: int | None) -> None:
+        """The document at ``place`` is read, failed or dropped: the next may enter."""
+        if place is None:
+            return
+        self._finished.add(place)
+        turn = self._turn
+        while turn in self._finished:
+            self._finished.discard(turn)
+            turn += 1
+        if turn != self._turn:
+            self._turn = turn
+            if self._turn_moved is not None:
+                self._turn_moved.set()
+                self._turn_moved = None
+
+    def _dropped(self, request: Request, **kwargs: Any) -> None:
+        if "sitemap_place" in request.meta:  # never answered: its turn passes
+            self._finish(request.meta["sitemap_place"])
 
     def _done(self, attempt: SitemapAttempt) -> None:
         record = self.record
@@ -366,6 +415,7 @@ class SitemapWalk:
         if attempt.source == "input":
             self._input_failed(attempt.url, failure)
         self._done(attempt)
+        self._finish(request.meta.get("sitemap_place"))
 
     async def parse(self, response: Response) -> AsyncIterator[Any]:
         attempt: SitemapAttempt = response.meta["attempt"]
@@ -376,13 +426,15 @@ class SitemapWalk:
         # holds back further downloads.
         if self._parse_slots is None:
             self._parse_slots = asyncio.Semaphore(self.parse_concurrency)
-        waits = 1 if self._parse_slots.locked() else 0
+        place = response.meta.get("sitemap_place")
+        waits = 1 if self._parse_slots.locked() or (place or 0) > self._turn else 0
         self._waiting += waits
         # The host throttle fetches fewer documents at once while they would only wait here.
         self.crawler.signals.send_catch_log(
             sitemap_arrived, request=response.request, waiting=self._waiting if waits else 0
         )
         try:
+            await self._await_turn(place)
             async with self._parse_slots:
                 self._waiting -= waits
                 waits = 0
@@ -397,6 +449,7 @@ class SitemapWalk:
         finally:
             self._waiting -= waits  # cancelled while it waited
             self._done(attempt)
+            self._finish(place)
 
     def _parsable(self, response: Response, attempt: SitemapAttempt) -> bool:
         attempt.status = response.status

@@ -127,6 +127,8 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         self.links = run.links = LinkCrawl(
             crawler, run, on_page=self.parse_page, on_page_failure=self.page_failed, union=union
         )
+        if union:  # a listed URL is cited by its sitemap: links wait for the walk
+            self.links.walk_over = self.walk.over
         if self.options.verify:
             run.verifier = ListedPageVerifier(
                 crawler,
@@ -188,18 +190,24 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         raise DontCloseSpider
 
     # -- callbacks: each hands its response to the component that asked -----------------
+    # The walk's callbacks end with what the link crawl may admit once the walk is over.
     def parse_robots(self, response: Response) -> Iterator[Any]:
-        return self.walk.parse_robots(response)
+        yield from self.walk.parse_robots(response)
+        yield from self.links.release()
 
     def robots_failed(self, failure: Failure) -> Iterator[Any]:
-        return self.walk.robots_failed(failure)
+        yield from self.walk.robots_failed(failure)
+        yield from self.links.release()
 
     async def parse_sitemap(self, response: Response) -> AsyncIterator[Any]:
         async for output in self.walk.parse(response):
             yield output
+        for output in self.links.release():
+            yield output
 
-    def sitemap_failed(self, failure: Failure) -> None:
+    def sitemap_failed(self, failure: Failure) -> Iterator[Any]:
         self.walk.failed(failure)
+        yield from self.links.release()
 
     def parse_page(self, response: Response) -> Iterator[Any]:
         return self.links.parse_page(response)
