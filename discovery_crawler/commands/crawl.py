@@ -22,12 +22,14 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.spiderloader import get_spider_loader
 
 from discovery_crawler.arguments import ArgumentError
+from discovery_crawler.distributed.connection import RedisUnavailable
 from discovery_crawler.extensions.run import run_of
 from discovery_crawler.middlewares.ssrf import guard_policy, unguarded_connections
 from discovery_crawler.outcomes import (
     BAD_ARGUMENTS,
     BUSY,
     EXIT_CODES,
+    FAILED,
     INTERRUPTED,
     OUTPUT_FAILED,
     exit_code,
@@ -74,6 +76,9 @@ class Command(ScrapyCrawlCommand):
         except OutputUnwritable as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(EXIT_CODES[OUTPUT_FAILED]) from None
+        except RedisUnavailable as exc:  # REDIS_URL does not answer: nothing written
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(EXIT_CODES[FAILED]) from None
         except FolderBusy as exc:
             print(f"error: {exc} (exit {BUSY})", file=sys.stderr)
             raise SystemExit(BUSY) from None
