@@ -147,6 +147,8 @@ def check_run_settings(options: RunOptions, settings: BaseSettings) -> None:
 
 
 REDIS_SCHEDULER = "discovery_crawler.distributed.scheduler.RedisScheduler"
+REDIS_INTERVAL_HANDLER = "discovery_crawler.distributed.interval.RedisIntervalHandler"
+HTTP11_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"
 REDIS_JOB_SETTING = "REDIS_JOB"  # read by the RedisScheduler (distributed/scheduler.py)
 
 
@@ -185,12 +187,17 @@ def check_distributed(
 def distributed_settings(
     spider: str, arguments: dict[str, Any], options: RunOptions, settings: BaseSettings
 ) -> None:
-    """With ``REDIS_URL``, as the crawler is configured: the Redis scheduler and its job.
-    Local runs are left exactly as they were."""
+    """With ``REDIS_URL``, as the crawler is configured: the Redis scheduler and its job,
+    and HTTP(S) sent through the handler that keeps each host's interval job-wide (unless
+    another handler was chosen: rendering's). Local runs are left exactly as they were."""
     if not settings.get("REDIS_URL") or settings.frozen:
         return
     settings.set("SCHEDULER", REDIS_SCHEDULER, priority="spider")
     settings.set(REDIS_JOB_SETTING, distributed_job(spider, arguments, options), "spider")
+    handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
+    for scheme in ("http", "https"):
+        if handlers.get(scheme) in (HTTP11_HANDLER, None):
+            settings["DOWNLOAD_HANDLERS"].set(scheme, REDIS_INTERVAL_HANDLER, priority="spider")
 
 
 def check_state_origin(options: RunOptions) -> None:
