@@ -1,7 +1,8 @@
 """One politeness budget per host across every worker of a job: Scrapy's HTTP/1.1
 download handler, which first reserves the host's next send time in Redis and waits for
 it (``RESERVE``: one clock, Redis ``TIME``, so machines' clocks do not matter), then
-claims the send (``CLAIM``: the last send an interval ago, or wait the rest) and sends. A reservation at send time holds at the server; the local host throttle
+claims the send (``CLAIM``: the last send an interval ago, or wait the rest) and sends.
+A reservation at send time holds at the server; the local host throttle
 (``extensions/throttle.py``) still spaces each worker's own sends as before.
 
 The interval is the larger of the host's ``HOST_INTERVAL`` (or its
