@@ -3,7 +3,7 @@
 #   scripts/setup.sh           the package with its test extra (pytest, hypothesis, ruff,
 #                              playwright): what scripts/test.sh needs
 #   scripts/setup.sh package   the package alone: what a crawl needs (scripts/demo.sh)
-#   scripts/setup.sh EXTRA     the package with EXTRA (pyproject.toml: test, render)
+#   scripts/setup.sh EXTRA     the package with EXTRA (pyproject.toml: test, render, redis)
 # The install builds the C extensions (setup.py; the seen-set's probe loops,
 # plain paths' base slugs, the feed's and state's lines) with the system's C compiler;
 # without one it still installs, and the same work runs in Python.
@@ -12,9 +12,9 @@ cd "$(dirname "$0")/.."
 extra=${1:-test}
 case "$extra" in
   package) spec="." ;;
-  test | render | test,render | render,test) spec=".[$extra]" ;;
+  test | render | redis | test,render | render,test) spec=".[$extra]" ;;
   *)
-    echo "error: scripts/setup.sh $extra: no such extra; give package, test or render" >&2
+    echo "error: scripts/setup.sh $extra: no such extra; give package, test, render or redis" >&2
     exit 2
     ;;
 esac

@@ -23,6 +23,7 @@ from scrapy.spiderloader import get_spider_loader
 
 from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.commands.mistakes import CommandLineMistake, check_command_line
+from discovery_crawler.distributed.connection import RedisUnavailable
 from discovery_crawler.extensions.run import run_of
 from discovery_crawler.middlewares.ssrf import guard_policy, unguarded_connections
 from discovery_crawler.outcomes import (
@@ -31,6 +32,7 @@ from discovery_crawler.outcomes import (
     BUSY,
     BUSY_OUTCOME,
     EXIT_CODES,
+    FAILED,
     INTERRUPTED,
     OUTPUT_FAILED,
     exit_code,
@@ -78,6 +80,8 @@ class Command(ScrapyCrawlCommand):
             self._refuse(f"error: {exc}", OUTPUT_FAILED, EXIT_CODES[OUTPUT_FAILED])
         except FolderBusy as exc:
             self._refuse(f"error: {exc} (exit {BUSY})", BUSY_OUTCOME, BUSY)
+        except RedisUnavailable as exc:  # REDIS_URL does not answer: nothing written
+            self._refuse(f"error: {exc}", FAILED, EXIT_CODES[FAILED])
 
     def _refuse(self, line: str, outcome: str, status: int) -> NoReturn:
         """End before any run: the one line on stderr, and in ``LOG_FILE`` when one is

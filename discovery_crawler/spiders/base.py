@@ -19,6 +19,13 @@ from discovery_crawler.arguments import (
     check_url_length,
     out_dir_of,
 )
+from discovery_crawler.distributed.job import (
+    JobKeys,
+    JobMismatch,
+    default_job_name,
+    job_identity,
+    join_job,
+)
 from discovery_crawler.extensions.job import JOBDIR_SETTING, lock_job, use_jobdir
 from discovery_crawler.extensions.run import RUN_SETTING, DiscoveryRun, run_of
 from discovery_crawler.output.crawl_log import os_error_text
@@ -126,6 +133,60 @@ def check_run_settings(options: RunOptions, settings: BaseSettings) -> None:
     again as the crawler is configured (Scrapyd, a script)."""
     check_feed_formats(settings.getdict("FEEDS"))
     check_url_length(options.url, settings.getint("URLLENGTH_LIMIT"))
+
+
+REDIS_SCHEDULER = "discovery_crawler.distributed.scheduler.RedisScheduler"
+REDIS_INTERVAL_HANDLER = "discovery_crawler.distributed.interval.RedisIntervalHandler"
+HTTP11_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"
+REDIS_JOB_SETTING = "REDIS_JOB"  # read by the RedisScheduler (distributed/scheduler.py)
+
+
+def distributed_job(spider: str, arguments: dict[str, Any], options: RunOptions) -> dict[str, Any]:
+    """The job a distributed worker joins: its name (``-a job=``, else derived from the
+    identity: ``distributed/job.py``) and its identity (spider, ``-a`` arguments)."""
+    identity = job_identity(spider, arguments)
+    return {"name": options.job or default_job_name(identity), "identity": identity}
+
+
+def check_distributed(
+    spider: str, arguments: dict[str, Any], options: RunOptions, settings: BaseSettings
+) -> None:
+    """With ``REDIS_URL``: Redis answers (``RedisUnavailable``, one line naming the address)
+    and this worker's arguments are the job's (``ArgumentError`` naming the difference),
+    before any file is touched. ``-a job=`` without ``REDIS_URL`` is a bad argument."""
+    url = settings.get("REDIS_URL")
+    if not url:
+        if options.job:
+            raise ArgumentError(
+                "job", "names a distributed job; give -s REDIS_URL=redis://host:port/db too"
+            )
+        return
+    from discovery_crawler.distributed.connection import connect  # the redis extra
+
+    job = distributed_job(spider, arguments, options)
+    client = connect(str(url), reconnect_timeout=0)
+    try:
+        join_job(client, JobKeys(job["name"]), job["identity"])
+    except JobMismatch as exc:
+        raise ArgumentError("job", str(exc)) from None
+    finally:
+        client.close()
+
+
+def distributed_settings(
+    spider: str, arguments: dict[str, Any], options: RunOptions, settings: BaseSettings
+) -> None:
+    """With ``REDIS_URL``, as the crawler is configured: the Redis scheduler and its job,
+    and HTTP(S) sent through the handler that keeps each host's interval job-wide (unless
+    another handler was chosen: rendering's). Local runs are left exactly as they were."""
+    if not settings.get("REDIS_URL") or settings.frozen:
+        return
+    settings.set("SCHEDULER", REDIS_SCHEDULER, priority="spider")
+    settings.set(REDIS_JOB_SETTING, distributed_job(spider, arguments, options), "spider")
+    handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
+    for scheme in ("http", "https"):
+        if handlers.get(scheme) in (HTTP11_HANDLER, None):
+            settings["DOWNLOAD_HANDLERS"].set(scheme, REDIS_INTERVAL_HANDLER, priority="spider")
 
 
 def check_state_origin(options: RunOptions) -> None:

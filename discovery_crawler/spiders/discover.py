@@ -31,8 +31,10 @@ from discovery_crawler.crawling.walk import SitemapWalk
 from discovery_crawler.extensions.run import run_mode, unify_site_origin
 from discovery_crawler.spiders.base import (
     RunEntry,
+    check_distributed,
     check_outputs,
     check_run_settings,
+    distributed_settings,
     hold_run_folders,
     job_folder_of,
 )
@@ -81,6 +83,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         check_run_settings(options, settings)
         if options.verify:
             verify_method(settings)
+        check_distributed(cls.name, spargs, options, settings)
         check_outputs(options, settings, job_folder_of(options, settings))
 
     @classmethod
@@ -105,6 +108,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         )
         if self.mode != "sitemap":
             crawl_settings(settings)
+        distributed_settings(self.name, self.arguments, self.options, settings)
         check_run_settings(self.options, settings)
         self.describe_run(self.arguments, self.mode)
 

@@ -22,8 +22,10 @@ from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.links import LinkCrawl, crawl_settings
 from discovery_crawler.spiders.base import (
     RunEntry,
+    check_distributed,
     check_outputs,
     check_run_settings,
+    distributed_settings,
     hold_run_folders,
     job_folder_of,
 )
@@ -65,6 +67,7 @@ class LinksSpider(RunEntry, CrawlSpider):
         """Check ``-a`` arguments and feed formats before a crawler is built."""
         options = cls.parse_options(dict(spargs))
         check_run_settings(options, settings)
+        check_distributed(cls.name, spargs, options, settings)
         check_outputs(options, settings, job_folder_of(options, settings))
 
     @classmethod
@@ -79,6 +82,7 @@ class LinksSpider(RunEntry, CrawlSpider):
         self.apply_profile(self.options, settings)
         hold_run_folders(self.options, settings)  # JOBDIR moved by apply_profile
         crawl_settings(settings)
+        distributed_settings(self.name, self.arguments, self.options, settings)
         check_run_settings(self.options, settings)
         self.describe_run(self.arguments, "links")
 
