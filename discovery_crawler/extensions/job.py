@@ -161,7 +161,7 @@ class ResumableJob:
             raise NotConfigured
         job = cls(crawler, Path(folder))
         crawler.signals.connect(job.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(job.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(job._spider_closed, signal=signals.spider_closed)
         return job
 
     # -- the job file -----------------------------------------------------------------------
@@ -238,6 +238,12 @@ class ResumableJob:
         run = run_of(self.crawler)
         if run is not None and self.journal is not None:
             run.output_failed(self.journal.path, exc)
+
+    async def _spider_closed(self, reason: str) -> None:
+        run = run_of(self.crawler)
+        if run is not None:
+            await run.feeds_stored()  # a feed that failed leaves the job resumable
+        self.spider_closed(reason)
 
     def spider_closed(self, reason: str) -> None:
         run = run_of(self.crawler)
