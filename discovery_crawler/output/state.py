@@ -205,6 +205,11 @@ class RunState:
         self.changes.refresh_unknown = [s for s in self.refresh if s not in found_refresh]
 
     @property
+    def spool_path(self) -> Path:
+        """The file this run's entries are spooled to (``state.json`` before there is one)."""
+        return self._spool_path or self.path
+
+    @property
     def origin(self) -> str | None:
         """The site origin recorded by the previous run (None on a first run)."""
         return self.header["origin"] if self.header else None
