@@ -64,11 +64,12 @@ class ResponseJournal:
                 if size > 0:
                     pos = good = pos + size
                     continue
-                if size == _CUT:
-                    break  # a kill cut the last entry short
-                # A damaged entry (bad magic, length or CRC): the whole entries after it
-                # are kept, and the damage is told (``damaged``), never skipped in silence.
+                # A damaged entry (bad magic, length or CRC; or a length running past the
+                # end with whole entries after it): the whole entries after it are kept,
+                # and the damage is told (``damaged``), never skipped in silence.
                 found = self._next_entry(fh, pos + 1, end)
+                if size == _CUT and found is None:
+                    break  # a kill cut the last entry short
                 self.damaged.append((pos, (found if found is not None else end) - pos))
                 if found is None:
                     break

@@ -25,6 +25,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from scrapy.extensions.feedexport import FileFeedStorage
 
+from discovery_crawler.output.writable import make_folder
 from discovery_crawler.signals import output_failed
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class FeedFile(FileFeedStorage):
 
     def open(self, spider: Spider) -> IO[bytes]:
         try:
-            self.partial.parent.mkdir(parents=True, exist_ok=True)
+            make_folder(self.partial.parent)
             if self.write_mode == "ab" and self.target.exists():
                 # -o: the lines already there, then this run's; <name> moves in one step
                 shutil.copyfile(self.target, self.partial)
