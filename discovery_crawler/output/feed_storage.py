@@ -93,16 +93,16 @@ class FeedFile(FileFeedStorage):
             file.close()  # the last buffered bytes are written here
         except OSError as exc:
             self._failed(exc)
-        if self.failed:
-            if self.partial.exists():
-                logger.warning(
-                    "the feed is partial: what was written is kept as %s; %s is left as it was",
-                    self.partial,
-                    self.target,
-                )
-            return None
-        try:
-            os.replace(self.partial, self.target)
-        except OSError as exc:
-            self._failed(exc, self.target)
+        if not self.failed:
+            try:
+                os.replace(self.partial, self.target)
+                return None
+            except OSError as exc:
+                self._failed(exc, self.target)
+        if self.partial.exists():
+            logger.warning(
+                "the feed is partial: what was written is kept as %s; %s is left as it was",
+                self.partial,
+                self.target,
+            )
         return None

@@ -154,6 +154,30 @@ def test_an_appended_feed_grows_by_a_whole_run_or_not_at_all(
     assert not Path(f"{feed}.partial").exists()
 
 
+def test_a_feed_that_fails_at_its_end_is_told_by_the_summary_and_the_crawl_log(
+    serve, real_site, tmp_path
+):
+    """The feed fails after its last line, when it is moved into place (Scrapy closes a
+    feed in a task that runs after the other closing handlers): the summary, the crawl
+    log and the exit status still tell it — they wait for the feed to be stored."""
+    server = serve(real_site, rewrite=[PRODUCTION])
+    out = tmp_path / "out"
+    probe = [sys.executable, str(ROOT / "tests" / "probes" / "failing_rename.py")]
+    cmd = [*probe, "crawl", "discover", "-a", f"url={server.url('/')}", "-a", f"out={out}"]
+    cmd += ["-s", "HOST_INTERVAL=0", "-s", "PROGRESS_INTERVAL=0"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 4, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    feed = out / "inventory.jsonl"
+    assert not feed.exists()
+    assert len(_lines(out / "inventory.jsonl.partial")) == 102  # every line, not moved in
+    run = json.loads((out / "_crawl-log.json").read_text())["runs"][-1]
+    assert run["status"] == "output_failed"
+    assert run["write_error"] == f"could not write {feed}: Permission denied (EACCES)"
+    summary = [line for line in proc.stderr.splitlines() if "OUTPUT FAILED" in line]
+    assert len(summary) == 2, summary  # the moment, then the summary's first line
+
+
 def test_a_job_json_of_another_shape_is_kept_aside_with_one_warning(serve, real_site, tmp_path):
     """``job.json`` with wrong types used to crash every later run with a traceback until
     deleted: now it is moved aside, one warning names it, and the run goes on as a new
