@@ -16,6 +16,7 @@ run's owner says it in one line and the run exits 4 (``output_failed``).
 
 from __future__ import annotations
 
+import errno
 import io
 import logging
 import os
@@ -56,6 +57,7 @@ class FeedFile(FileFeedStorage):
         self.target = Path(self.path)
         self.partial = partial_path(self.target)
         self.failed = False  # an output of the run failed: the feed is not whole
+        self._inode: int | None = None  # the file this run writes (open)
 
     @classmethod
     def from_crawler(
@@ -79,20 +81,42 @@ class FeedFile(FileFeedStorage):
     def open(self, spider: Spider) -> IO[bytes]:
         try:
             make_folder(self.partial.parent)
+            # A file of its own (a new inode), never one a killed or a concurrent run
+            # still writes: two runs' lines are never mixed in one file.
+            self.partial.unlink(missing_ok=True)
             if self.write_mode == "ab" and self.target.exists():
                 # -o: the lines already there, then this run's; <name> moves in one step
                 shutil.copyfile(self.target, self.partial)
-                return self.partial.open("ab")
-            return self.partial.open("wb")
+                file = self.partial.open("ab")
+            else:
+                file = self.partial.open("xb")
+            self._inode = os.fstat(file.fileno()).st_ino
+            return file
         except OSError as exc:
             self._failed(exc)
             return io.BytesIO()  # nothing is kept: the run is stopping
+
+    def _still_ours(self) -> bool:
+        """``<name>.partial`` is still the file this run wrote (not one another run
+        writing the same feed put there since)."""
+        try:
+            return os.stat(self.partial).st_ino == self._inode
+        except OSError:
+            return False
 
     def store(self, file: IO[bytes]) -> Deferred[None] | None:
         try:
             file.close()  # the last buffered bytes are written here
         except OSError as exc:
             self._failed(exc)
+        if not self.failed and not self._still_ours():
+            self._failed(
+                FileExistsError(
+                    errno.EEXIST,
+                    "another run writing the same feed replaced it; this run's feed is lost",
+                )
+            )
+            return None
         if not self.failed:
             try:
                 os.replace(self.partial, self.target)

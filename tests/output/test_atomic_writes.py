@@ -167,3 +167,24 @@ def test_any_exception_in_the_final_pass_is_told_not_raised(tmp_path, monkeypatc
     assert len(told) == 1
     assert "KeyError" in type(told[0][1]).__name__ + str(told[0][1])
     assert len(path.read_bytes().splitlines()) == 2  # every line kept
+
+
+def test_two_runs_writing_one_feed_never_mix_their_lines(tmp_path):
+    """Two runs into one folder (no lock): each writes a file of its own; the one whose
+    ``.partial`` was taken over fails in one line (no rename of another's file), the
+    other's feed goes into place whole, with no line of the first."""
+    feed = tmp_path / "inventory.jsonl"
+    first_crawler, second_crawler = get_crawler(), get_crawler()
+    told = _told(first_crawler)
+    first = _storage(feed, True, first_crawler)
+    second = _storage(feed, True, second_crawler)
+    a = first.open(None)  # type: ignore[arg-type]
+    a.write(b'{"url": "first"}\n')
+    b = second.open(None)  # type: ignore[arg-type]
+    b.write(b'{"url": "second"}\n')
+    a.write(b'{"url": "first, again"}\n')
+    first.store(a)
+    assert not feed.exists()
+    assert len(told) == 1 and "another run writing the same feed" in str(told[0][1])
+    second.store(b)
+    assert feed.read_bytes() == b'{"url": "second"}\n'
