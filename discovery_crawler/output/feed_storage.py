@@ -106,9 +106,16 @@ class FeedFile(FileFeedStorage):
 
     def store(self, file: IO[bytes]) -> Deferred[None] | None:
         try:
-            file.close()  # the last buffered bytes are written here
+            if not self.failed and self._inode is not None:
+                file.flush()  # the last buffered bytes are written here,
+                os.fsync(file.fileno())  # and on disk before the name says "whole"
         except OSError as exc:
             self._failed(exc)
+        try:
+            file.close()
+        except OSError as exc:
+            if not self.failed:
+                self._failed(exc)
         if not self.failed and not self._still_ours():
             self._failed(
                 FileExistsError(
