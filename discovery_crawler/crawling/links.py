@@ -75,6 +75,7 @@ from discovery_crawler.middlewares.ssrf import SSRFRefused
 from discovery_crawler.refusals import classify_oversize, classify_response
 from discovery_crawler.signals import page_refused
 from discovery_crawler.urls.addresses import same_origin
+from discovery_crawler.urls.credentials import without_credentials
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import FILE_KINDS, answer_kind, fetch_decides, url_kind
 from discovery_crawler.urls.normalize import UrlError, origin_of, twin_key
@@ -727,7 +728,7 @@ class LinkCrawl:
                 account.refused(url, login, rec["found_on"])
                 stats.inc_value("links/refusals/login")
             elif location:
-                target = location.decode("latin-1")
+                target = without_credentials(location.decode("latin-1"))  # never kept
                 account.redirects.append({"url": url, "to": target, "status": status})
                 self._bfs_redirect(target, url, url, response, rec, records, requests)
         elif 200 <= status < 300 and refusal is None and isinstance(response, HtmlResponse):
@@ -751,7 +752,11 @@ class LinkCrawl:
                 # fetched under its own URL, so its links resolve against it. The page's
                 # links are followed too: they are hrefs of a page that was fetched.
                 account.refreshes.append(
-                    {"url": url, "to": scan.refresh, "delay": scan.refresh_delay}
+                    {
+                        "url": url,
+                        "to": without_credentials(scan.refresh),
+                        "delay": scan.refresh_delay,
+                    }
                 )
                 stats.inc_value("links/meta_refresh")
                 self._bfs_redirect(scan.refresh, base, url, response, rec, records, requests)
@@ -855,7 +860,8 @@ class LinkCrawl:
             rec["flags"] = flags
         normalize = self.origins.normalize
         try:
-            target = normalize(urljoin(base, raw).partition("#")[0])
+            raw = without_credentials(raw)  # a site's credentials: not followed, not kept
+            target = without_credentials(normalize(urljoin(base, raw).partition("#")[0]))
         except (UrlError, ValueError):
             self.account.malformed_links += 1
             return

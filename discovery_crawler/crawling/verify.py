@@ -63,6 +63,7 @@ from discovery_crawler.middlewares.ssrf import SSRFRefused
 from discovery_crawler.refusals import classify_failure, classify_response
 from discovery_crawler.signals import page_refused, urls_expected
 from discovery_crawler.sitemaps.facts import FACTS
+from discovery_crawler.urls.credentials import without_credentials
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import url_kinds_many
 from discovery_crawler.urls.normalize import UrlError, twin_key
@@ -311,16 +312,17 @@ class ListedPageVerifier:
         )
 
     def _verify_target(self, here: str, location: str) -> str | None:
+        # the site's credentials in a Location are neither followed nor recorded
         try:
-            target = urljoin(here, location.strip()).partition("#")[0]
+            target = urljoin(here, without_credentials(location.strip())).partition("#")[0]
         except ValueError:
             return None
         if not target.startswith(("http://", "https://")):
             return None
         try:
-            return self.origins.normalize(target)
+            return without_credentials(self.origins.normalize(target))
         except UrlError:
-            return target
+            return without_credentials(target)
 
     def _verify_hop(
         self,

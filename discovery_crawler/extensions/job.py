@@ -35,7 +35,12 @@ from scrapy.exceptions import NotConfigured
 from discovery_crawler.extensions.run import RUN_SETTING, run_of
 from discovery_crawler.journal import ResponseJournal
 from discovery_crawler.outcomes import INTERRUPTED, MORE_TO_DO, OUTPUT_FAILED
-from discovery_crawler.output.crawl_log import append_run, os_error_text, write_json_atomic
+from discovery_crawler.output.crawl_log import (
+    append_run,
+    keep_aside,
+    os_error_text,
+    write_json_atomic,
+)
 from discovery_crawler.output.folder_lock import hold_folder
 from discovery_crawler.output.writable import OutputUnwritable, local_feed_paths
 from discovery_crawler.run_record import now_iso
@@ -99,6 +104,53 @@ def _feed_sizes(feeds: dict[str, Any]) -> dict[str, int]:
     return sizes
 
 
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def job_file_problem(data: Any) -> str | None:
+    """What makes ``data`` (a parsed ``job.json``) unusable, or None: the shape this
+    module writes, checked whole, so a file of any other shape is never half used."""
+    if not isinstance(data, dict):
+        return "is not a JSON object"
+    run = data.get("run")
+    if not isinstance(run, dict) or not isinstance(run.get("arguments"), dict):
+        return "has no run arguments"
+    if not isinstance(run.get("mode"), str | None):
+        return "has a mode that is not a word"
+    feeds = data.get("feeds", {})
+    if not isinstance(feeds, dict) or not all(_is_count(v) for v in feeds.values()):
+        return "has feed sizes that are not byte counts"
+    invocations = data.get("invocations")
+    if not isinstance(invocations, list) or not all(isinstance(i, dict) for i in invocations):
+        return "has no invocations list"
+    if not isinstance(data.get("finished"), bool):
+        return "does not say whether the job finished"
+    last = data.get("last_requests", {})
+    if not isinstance(last, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in last.values()
+    ):
+        return "has last requests that are not times"
+    return None
+
+
+def read_job_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """``(job, None)``; ``(None, None)``: no file; ``(None, problem)``: a file that is not
+    a job file (unreadable, not JSON, or another shape) — never an exception."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"is unreadable ({os_error_text(exc)})"
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # bad UTF-8, not JSON, too deep
+        return None, f"is not valid JSON ({type(exc).__name__})"
+    problem = job_file_problem(data)
+    return (None, problem) if problem else (data, None)
+
+
 class ResumableJob:
     """The job of a resumable run: its folder, journal and invocations."""
 
@@ -151,10 +203,31 @@ class ResumableJob:
         self.when_finished: list[Callable[[], None]] = []
         self.journal: ResponseJournal | None = ResponseJournal(folder / JOURNAL_FILE)
         self.stored_at_start = len(self.journal)
+        self.journal_damage = self._damage(self.journal)
         self.earlier = list(self.job["invocations"])
         self.invocation: dict[str, Any] = {"started_at": now_iso(), "ended_at": None}
         self.job["invocations"].append(self.invocation)
         self._write()
+
+    def _damage(self, journal: ResponseJournal) -> dict[str, Any] | None:
+        """Damaged entries the journal skipped on opening: told in one warning (their
+        responses are fetched again), and kept for the crawl log's ``job``."""
+        if not journal.damaged:
+            return None
+        first = journal.damaged[0][0]
+        skipped = sum(size for _, size in journal.damaged)
+        logger.warning(
+            "JOBDIR %s: %s has %d damaged entr%s (first at byte %d, %d bytes skipped); "
+            "%d whole entries kept, the responses of the damaged ones are fetched again",
+            self.folder,
+            JOURNAL_FILE,
+            len(journal.damaged),
+            "y" if len(journal.damaged) == 1 else "ies",
+            first,
+            skipped,
+            len(journal),
+        )
+        return {"entries": len(journal.damaged), "first_offset": first, "bytes": skipped}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -163,21 +236,29 @@ class ResumableJob:
             raise NotConfigured
         job = cls(crawler, Path(folder))
         crawler.signals.connect(job.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(job.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(job._spider_closed, signal=signals.spider_closed)
         return job
 
     # -- the job file -----------------------------------------------------------------------
     def _read(self) -> dict[str, Any] | None:
+        """The job file, or None: none there, or one of another shape (kept aside)."""
+        data, problem = read_job_file(self.job_path)
+        if problem is None:
+            return data
         try:
-            data = json.loads(self.job_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            logger.warning(
-                "JOBDIR %s: %s unreadable (%s); a new job starts", self.folder, JOB_FILE, exc
-            )
-            return None
-        return data if isinstance(data, dict) else None
+            aside = keep_aside(self.job_path)
+        except OSError as exc:
+            raise OutputUnwritable(
+                f"{self.job_path} {problem}, and cannot be moved aside: {os_error_text(exc)}"
+            ) from None
+        logger.warning(
+            "JOBDIR %s: %s %s; kept it aside as %s and a new job starts",
+            self.folder,
+            JOB_FILE,
+            problem,
+            aside.name,
+        )
+        return None
 
     def _write(self) -> None:
         write_json_atomic(self.job_path, self.job)
@@ -241,6 +322,12 @@ class ResumableJob:
         if run is not None and self.journal is not None:
             run.output_failed(self.journal.path, exc)
 
+    async def _spider_closed(self, reason: str) -> None:
+        run = run_of(self.crawler)
+        if run is not None:
+            await run.feeds_stored()  # a feed that failed leaves the job resumable
+        self.spider_closed(reason)
+
     def spider_closed(self, reason: str) -> None:
         run = run_of(self.crawler)
         if run is not None:
@@ -276,6 +363,7 @@ class ResumableJob:
             "responses_replayed": journal.replayed if journal is not None else 0,
             "responses_in_journal_at_start": self.stored_at_start,
             "abandoned_job": self.abandoned,
+            "journal_damaged": self.journal_damage,
             "earlier_invocations": [
                 {
                     "started_at": e.get("started_at"),

@@ -264,8 +264,14 @@ class ProgressReport:
     def from_crawler(cls, crawler: Crawler) -> Self:
         o = cls(crawler, ProgressLine.from_crawler(crawler))
         crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(o.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(o._spider_closed, signal=signals.spider_closed)
         return o
+
+    async def _spider_closed(self, reason: str) -> None:
+        run = run_of(self.crawler)
+        if run is not None:
+            await run.feeds_stored()  # the summary tells the feed's fate
+        self.spider_closed(reason)
 
     def spider_opened(self) -> None:
         self.line.start()

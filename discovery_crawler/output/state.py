@@ -121,6 +121,11 @@ def _has_worker_entry(records: list[dict[str, Any]]) -> bool:
     return any(f is not None and f.state for f in holding(records[:1] + records[-1:], FROM_ENTRY))
 
 
+# What reading a state file of any shape can raise (its checks raise StateError; these
+# are what a shape they did not foresee gives): the file is kept aside, the run goes on.
+_UNREADABLE = (StateError, OSError, ValueError, TypeError, KeyError, IndexError, RecursionError)
+
+
 class RunState:
     """The state of one run: the previous run (compact) plus this run's entries (spooled).
 
@@ -176,7 +181,7 @@ class RunState:
         if path is not None and path.exists():
             try:
                 state._read_previous()
-            except (StateError, OSError) as exc:
+            except _UNREADABLE as exc:
                 state._forget_previous()
                 try:
                     aside = move_aside(path)
@@ -244,6 +249,11 @@ class RunState:
             refresh_all=self.refresh_all,
         )
         self.changes.refresh_unknown = [s for s in self.refresh if s not in found_refresh]
+
+    @property
+    def spool_path(self) -> Path:
+        """The file this run's entries are spooled to (``state.json`` before there is one)."""
+        return self._spool_path or self.path
 
     @property
     def origin(self) -> str | None:

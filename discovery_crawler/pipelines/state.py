@@ -148,11 +148,18 @@ class StatePipeline(BatchStage):
                 state = self.state
             if state is not None:
                 # Batches that passed the dedup stage hold URLs new to the run.
-                state.observe(
-                    item.records,
-                    unique=item.seen is self.record.seen,
-                    worked=worked_entries(item),
-                )
+                try:
+                    state.observe(
+                        item.records,
+                        unique=item.seen is self.record.seen,
+                        worked=worked_entries(item),
+                    )
+                except OSError as exc:  # its spool: a full disk, say
+                    # One line and the run stops (exit 4), not a traceback per batch; the
+                    # previous state.json stays as it was.
+                    self.run.output_failed(state.spool_path, exc)
+                    state.abandon()
+                    self.state = self.run.state = None
         preview = self.preview
         if preview is not None:
             preview.add(item.records)

@@ -96,7 +96,9 @@ def test_a_killed_job_resumes_to_the_whole_inventory_in_the_default_feed(serve, 
     cmd += ["-a", "mode=links", "-a", f"out={out}", "-s", f"JOBDIR={job}"]
     cmd += ["-s", "HOST_INTERVAL=0", "-s", "PROGRESS_INTERVAL=0", "-s", "SITEMAP_CONCURRENCY=16"]
     assert _stopped(cmd, server, 120, signal.SIGKILL, 0.0) == -9
-    partial = len((out / "inventory.jsonl").read_text(encoding="utf-8").splitlines())
+    # the killed run's lines are under the temporary name only: no short inventory.jsonl
+    assert not (out / "inventory.jsonl").exists()
+    partial = len((out / "inventory.jsonl.partial").read_text(encoding="utf-8").splitlines())
     last = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert last.returncode == 0, last.stderr[-3000:]
     records = feed(out)  # no line twice

@@ -108,7 +108,9 @@ def test_a_full_disk_stops_the_run_at_once_in_one_line(serve, discover, tmp_path
     assert "Traceback" not in result.stderr
     failed = [line for line in result.stderr.splitlines() if "OUTPUT FAILED" in line]
     assert len(failed) == 2, failed  # the moment it failed, and the summary's first line
-    assert f"could not write {result.feed}: No space left on device (ENOSPC)" in failed[0]
+    partial = f"{result.feed}.partial"
+    assert f"could not write {partial}: No space left on device (ENOSPC)" in failed[0]
+    assert not result.feed.exists()  # never a short feed under the name of a whole one
     assert result.run["status"] == "output_failed"
     assert "ENOSPC" in result.run["write_error"]
     pages = [path for _, path, _ in server.requests if path.startswith("/p/")]

@@ -14,7 +14,7 @@ import time
 import tracemalloc
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from discovery_crawler.output import state as state_module
@@ -28,6 +28,7 @@ from discovery_crawler.output.state import (
 )
 from discovery_crawler.urls.slugs import SlugAllocator, normalized_paths
 from tests.conftest import ROOT
+from tests.fuzzing_files import JSON_VALUES
 
 SITE = "https://example.com"
 
@@ -516,3 +517,39 @@ def test_scope_narrowed_keeps_unconfirmed_until_a_run_covers_it(tmp_path):
         assert entries(out)[f"{SITE}/linked/"][3:] == [1, None, "unconfirmed"]
     changes = scoped([rec("/")], union)
     assert changes.removed.items == [f"{SITE}/linked/"] and changes.fully_judged
+
+
+# -- a state file of any shape --------------------------------------------------------------
+def _valid_state_bytes(tmp_path_factory) -> bytes:
+    out = tmp_path_factory.mktemp("valid")
+    run(out, first_run_records([("/a", "2026-01-01"), ("/b/", None), ("/c", None)]))
+    return (out / STATE_NAME).read_bytes()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    raw=JSON_VALUES.map(lambda v: json.dumps(v).encode()) | st.binary(max_size=200),
+)
+def test_a_state_file_of_any_shape_is_used_or_kept_aside(tmp_path_factory, data, raw):
+    """Any JSON value, any bytes, or a state this module wrote with a byte changed or cut
+    anywhere: loading never raises; the file is used, or kept aside byte for byte and the
+    run starts afresh; the origin check before a run never raises either."""
+    valid = _valid_state_bytes(tmp_path_factory)
+    how = data.draw(st.sampled_from(["raw", "cut", "flip"]))
+    if how == "cut":
+        raw = valid[: data.draw(st.integers(0, len(valid) - 1))]
+    elif how == "flip":
+        at = data.draw(st.integers(0, len(valid) - 1))
+        raw = valid[:at] + bytes([data.draw(st.integers(0, 255))]) + valid[at + 1 :]
+    out = tmp_path_factory.mktemp("out")
+    (out / STATE_NAME).write_bytes(raw)
+    check_origin(out, SITE)
+    state = RunState.load(out, input_origin=SITE)
+    aside = list(out.glob(f"{STATE_NAME}.corrupt-*"))
+    if state.table is None:
+        assert len(aside) == 1 and aside[0].read_bytes() == raw
+        assert state.changes.started_afresh
+    else:
+        assert aside == [] and (out / STATE_NAME).read_bytes() == raw
+    state.abandon()
