@@ -42,6 +42,7 @@ LAYERS = (
             "robots",
             "refusals",
             "outcomes",
+            "unread",
             "retries",
             "estimate",
             "progress_figures",
