@@ -58,14 +58,19 @@ class NotRead:
     def line(self) -> str:
         """``1 sitemap not read after 3 retries (https://…/sitemap-2.xml: HTTP 500), 158
         pages failed after retries (timeout 120, network 38)`` — or an empty string."""
-        after = f"after {self.retries} retries" if self.retries else "after its retries"
+        retries = self.retries
+        after = (
+            f"after {retries} {'retry' if retries == 1 else 'retries'}"
+            if retries
+            else "after its retries"
+        )
         parts = []
         if self.robots is not None:
             robots = self.robots
-            parts.append(f"robots.txt not read {after} ({robots['url']}: {robots['reason']})")
+            parts.append(f"robots.txt not read {after} ({robots['url']}: {_short(robots)})")
         if self.sitemaps_count:
             n = self.sitemaps_count
-            named = ", ".join(f"{s['url']}: {s['reason']}" for s in self.sitemaps[:SITEMAPS_NAMED])
+            named = ", ".join(f"{s['url']}: {_short(s)}" for s in self.sitemaps[:SITEMAPS_NAMED])
             more = f" and {n - SITEMAPS_NAMED:,} more" if n > SITEMAPS_NAMED else ""
             noun = "sitemap" if n == 1 else "sitemaps"
             parts.append(f"{n:,} {noun} not read {after} ({named}{more})")
@@ -86,6 +91,12 @@ class NotRead:
             "pages": self.page_count,
             "by_class": {name: self.pages[name] for name in NOT_READ_CLASSES if self.pages[name]},
         }
+
+
+def _short(entry: Mapping[str, Any]) -> str:
+    """A reason's first clause (``connection refused``, ``HTTP 500``): the line names a
+    few sources; the crawl log has each whole reason."""
+    return str(entry["reason"]).partition(":")[0].strip() or str(entry["class"])
 
 
 def not_read_of(

@@ -274,10 +274,10 @@ class DiscoveryRun:
 
     @staticmethod
     def _read_anything(record: Any) -> bool:
-        """Whether any source of the site was read: a sitemap that yielded URLs, or a page
-        that answered other than with a failure (a 404 is an answer; a 5xx after its
-        retries is not)."""
-        if any(a.ok or a.urls for a in record.attempts.values()):
+        """Whether any source of the site was read: a sitemap that listed URLs (an index
+        that only named sitemaps not read lists none), or a page that answered other than
+        with a failure (a 404 is an answer; a 5xx after its retries is not)."""
+        if any(a.urls for a in record.attempts.values()):
             return True
         crawl = record.crawl
         if crawl is None:
