@@ -25,9 +25,9 @@ class UnionTally:
     was read in full (``unread.py``). A page fetch that failed after its retries (5xx,
     timeout, connection) left that page's links unread, and any listed page may be linked
     from it: no page is flagged ``sitemap_only`` — the failed page least of all, which was
-    never confirmed either way. A sitemap not read after its retries may list any linked
-    page: no page is flagged ``links_only``. The counts stay in the crawl log, with
-    ``judged`` false and why."""
+    never confirmed either way. A sitemap (or the robots.txt naming them) not read after
+    its retries may list any linked page: no page is flagged ``links_only``. The counts
+    stay in the crawl log, with ``judged`` false and why."""
 
     def __init__(self, cap: int):
         self.cap = cap

@@ -227,6 +227,7 @@ class SitemapWalk:
         else:
             robots["error"] = f"HTTP {response.status}: robots.txt unavailable"
             robots["failure_class"] = answer_failure_class(response)
+            self._robots_not_read()
         robots["sitemaps"] = sitemaps
         self.crawler.stats.set_value("discovery/robots/status", response.status)
         for url in sitemaps:
@@ -240,8 +241,16 @@ class SitemapWalk:
         assert robots is not None
         robots.update(status=None, error=failure_text(failure.value), sitemaps=[])
         robots["failure_class"] = fetch_failure_class(robots["url"], failure.value)
+        self._robots_not_read()
         self._input_failed(robots["url"], failure)
         yield from self._conventional_requests()
+
+    def _robots_not_read(self) -> None:
+        """robots.txt not read after its retries: the sitemaps it names are unknown, so
+        union mode's link crawl calls no page ``links_only``."""
+        robots = self.record.robots or {}
+        if robots.get("failure_class") is not None and self.run.links is not None:
+            self.run.links.sitemap_not_read(robots.get("url", "robots.txt"))
 
     def _input_failed(self, url: str, failure: Failure) -> None:
         """The site's first fetch (its robots.txt, the sitemap given) got no answer for a
