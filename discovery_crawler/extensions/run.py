@@ -192,7 +192,11 @@ class DiscoveryRun:
         if not record.start_judging(reason):
             return
         stats = self.crawler.stats
-        record.not_read = self._not_read()
+        record.not_read = not_read = self._not_read()
+        if not_read:  # a monitor reading stats (Scrapyd, a stats collector) sees it too
+            stats.set_value("discovery/not_read/sitemaps", not_read.sitemaps_count)
+            stats.set_value("discovery/not_read/robots", not_read.robots is not None)
+            stats.set_value("discovery/not_read/pages", not_read.page_count)
         if record.failure:
             stats.set_value("discovery/failed", record.failure)
             return

@@ -59,6 +59,7 @@ def test_a_child_sitemap_answering_500_makes_the_run_incomplete_and_is_named(tmp
         }
     ]
     assert result.attempt("/sitemap-2.xml")["failure_class"] == "server_error"
+    assert "'discovery/not_read/sitemaps': 1," in result.stderr  # Scrapy's stats say it too
     assert site.count("/sitemap-2.xml") == 2  # asked again once (RETRY_TIMES=1) first
     assert len(result.records) == 10  # what was read is kept
 
