@@ -7,8 +7,10 @@ scrapy``, the project's settings named by ``SCRAPY_SETTINGS_MODULE``, so any wor
 folder will do): Scrapy's reactor and signal handlers live and die with that process,
 so a script, a notebook, a web server or a running asyncio loop can call it — any number
 of times — without a reactor of its own. The child's exit status is the run's (docs/operations.md,
-"Exit status"): 0, 5 (bounded) and 6 (a chunk done, more to do) return the records;
-the others raise a ``DiscoveryError`` subclass carrying the run's one-line message.
+"Exit status"): 0, 5 (bounded), 6 (a chunk done, more to do) and 7 (incomplete: a
+source not read after its retries; ``run["not_read"]`` says which) return the records,
+``outcome`` saying which; the others raise a ``DiscoveryError`` subclass carrying the
+run's one-line message.
 
 Nothing here imports Scrapy: the package's lazy exports (``discovery_crawler.discover``)
 import this module on first use only.
@@ -32,6 +34,7 @@ from discovery_crawler.outcomes import (
     COMPLETED,
     EXIT_CODES,
     FAILED,
+    INCOMPLETE,
     INTERRUPTED,
     MORE_TO_DO,
     OUTPUT_FAILED,
@@ -327,7 +330,12 @@ def discover(
     finally:
         if temporary:
             shutil.rmtree(folder, ignore_errors=True)
-    if status in (EXIT_CODES[COMPLETED], EXIT_CODES[BOUNDED], EXIT_CODES[MORE_TO_DO]):
+    if status in (
+        EXIT_CODES[COMPLETED],
+        EXIT_CODES[BOUNDED],
+        EXIT_CODES[MORE_TO_DO],
+        EXIT_CODES[INCOMPLETE],
+    ):
         return result
     if timed_out:
         message = f"timed out after {timeout:g} s: the run was stopped"

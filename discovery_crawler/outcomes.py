@@ -1,7 +1,9 @@
 """How a run ended, in one word, and the exit status that says it (docs/operations.md).
 
 A run is ``completed`` only when it saw everything in its scope: it was not stopped by a
-signal, a shutdown or a crash, every output was written, and no limit stopped it early.
+signal, a shutdown or a crash, every output was written, no limit stopped it early, and
+every source it tried was read (``unread.py``: no sitemap, robots.txt or page that failed
+after its retries with a 5xx, a timeout or a connection failure).
 Scripts (cron, Scrapyd, a service) read the exit status; people read the word, which the
 summary, ``_crawl-log.json`` (``runs[].status``) and ``preview.json`` carry.
 """
@@ -77,18 +79,27 @@ def outcome_of(
     finish_reason: str | None,
     limits: Iterable[str] = (),
     write_error: str | None = None,
+    incomplete: bool = False,
 ) -> str:
     """The run's outcome, worst first: a failed write, a failure, a chunk with work left,
-    an interruption, a limit."""
+    an interruption, a source not read (``incomplete``), a limit.
+
+    A run both bounded and incomplete is ``incomplete``: "complete up to the limit" would
+    be false (something inside the limit was not read), and a monitor must hear that a
+    run again may find more even without lifting the limit."""
     if write_error or finish_reason == OUTPUT_FAILED_REASON:
         return OUTPUT_FAILED
     if failure:
         return FAILED
     if finish_reason == CHUNK_DONE_REASON:
         return MORE_TO_DO
-    if finish_reason is not None and finish_reason != "finished":
-        return BOUNDED if finish_reason.startswith(_CLOSESPIDER) else INTERRUPTED
-    if not STOPPING_LIMITS.isdisjoint(limits):
+    reason = finish_reason or "finished"
+    closespider = reason.startswith(_CLOSESPIDER)
+    if reason != "finished" and not closespider:
+        return INTERRUPTED
+    if incomplete:
+        return INCOMPLETE
+    if closespider or not STOPPING_LIMITS.isdisjoint(limits):
         return BOUNDED
     return COMPLETED
 

@@ -180,6 +180,9 @@ class RunRecord:
         self.notes: list[str] = []
         self.warnings: list[str] = []
         self.failure: str | None = None  # set when the run could not do its job
+        # unread.NotRead: the sources tried and not read after their retries, judged at
+        # the end (extensions/run.py); any makes the run incomplete
+        self.not_read: Any = None
         self.write_error: str | None = None  # the first output that could not be written
         self.job: Any = None  # extensions/job.py: the resumable job's account, with JOBDIR
         # middlewares/chunk.py, MAX_CHUNK_PAGES: {"max_pages", "fetched", "more_to_do"}
@@ -244,7 +247,13 @@ class RunRecord:
     @property
     def outcome(self) -> str:
         """How the run ended (``outcomes.py``): completed, failed, interrupted, …"""
-        return outcome_of(self.failure, self.finish_reason, self.limits, self.write_error)
+        return outcome_of(
+            self.failure,
+            self.finish_reason,
+            self.limits,
+            self.write_error,
+            incomplete=bool(self.not_read),
+        )
 
     def attempts_ok(self) -> list[SitemapAttempt]:
         return [a for a in self.attempts.values() if a.ok]
@@ -268,6 +277,8 @@ class RunRecord:
             "settings": self.settings,
             "status": self.outcome,
             "failure": self.failure,
+            # what was tried and not read after its retries (unread.py), when anything
+            "not_read": self.not_read.as_dict() if self.not_read else None,
             "write_error": self.write_error,
             "finish_reason": self.finish_reason,
             "discovery": {

@@ -11,7 +11,9 @@ for ``down_for`` seconds, then comes back on the same port:
 
 ``broken`` paths always answer 500; ``flaky`` paths answer 503 their first n times. Every
 request that reached it is recorded: ``(monotonic time, path, status)``, status 0 for a
-dropped one.
+dropped one. ``files`` are other documents served as given (robots.txt, sitemaps: a
+body, or a status that path always answers), linked from no page; an answered file
+counts towards ``down_after`` as a page does, so an outage can start in the sitemap phase.
 
     with OutageSite(pages=2000, down_after=500, down_for=20) as site:
         ...  # crawl site.url("/")
@@ -40,6 +42,7 @@ class OutageSite:
         how: str = "refuse",
         broken: tuple[str, ...] = (),
         flaky: dict[str, int] | None = None,
+        files: dict[str, str | int] | None = None,
     ):
         assert how in ("refuse", "503"), how
         self.pages = pages
@@ -49,6 +52,7 @@ class OutageSite:
         self.how = how
         self.broken = set(broken)
         self.flaky = dict(flaky or {})
+        self.files = dict(files or {})
         self.requests: list[tuple[float, str, int]] = []
         self.down = False
         self.down_at: float | None = None
@@ -64,6 +68,19 @@ class OutageSite:
     # -- the site -----------------------------------------------------------------------
     def url(self, path: str = "/") -> str:
         return self.origin + path
+
+    def urlset(self, paths: list[str]) -> str:
+        """A sitemap (``<urlset>``) listing ``paths`` of this site."""
+        locs = "".join(f"<url><loc>{self.url(p)}</loc></url>" for p in paths)
+        return f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
+
+    def sitemap_index(self, paths: list[str]) -> str:
+        """A sitemap index listing the sitemaps at ``paths`` of this site."""
+        locs = "".join(f"<sitemap><loc>{self.url(p)}</loc></sitemap>" for p in paths)
+        return (
+            f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}'
+            "</sitemapindex>"
+        )
 
     def page_urls(self) -> set[str]:
         return {self.url(page_path(i)) for i in range(self.pages)} | {
@@ -177,6 +194,15 @@ class OutageSite:
                 if path in site.broken:
                     self._send(500, b"<html><body>Internal error</body></html>")
                     return
+                if path in site.files:
+                    found = site.files[path]
+                    if isinstance(found, int):
+                        self._send(found, b"<html><body>No document here</body></html>")
+                        return
+                    self._send(200, found.encode(), "application/xml")
+                    if path != "/robots.txt":
+                        site._answered_one()
+                    return
                 if site.flaky.get(path, 0) > 0:
                     site.flaky[path] -= 1
                     self._send(503, b"<html><body>Busy, try again</body></html>")
@@ -189,11 +215,13 @@ class OutageSite:
                 if path != "/robots.txt":
                     site._answered_one()
 
-            def _send(self, status: int, body: bytes) -> None:
+            def _send(
+                self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8"
+            ) -> None:
                 site.log(self.path.split("?", 1)[0], status)
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "text/html; charset=utf-8")
+                    self.send_header("Content-Type", ctype)
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     self.wfile.write(body)

@@ -43,6 +43,7 @@ LAYERS = (
             "robots",
             "refusals",
             "outcomes",
+            "unread",
             "retries",
             "estimate",
             "progress_figures",

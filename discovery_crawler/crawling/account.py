@@ -19,7 +19,15 @@ class UnionTally:
     """Union mode: each URL is listed (a sitemap names it), linked (a fetched page links
     to it, or it is the seed), or both. ``sitemap_only`` pages are orphans; ``links_only``
     pages are missing from every sitemap. Counts move as sightings arrive, so they are
-    exact at any time; the samples keep the first ``cap`` current members."""
+    exact at any time; the samples keep the first ``cap`` current members.
+
+    A flag is a claim about every source of one side, so it is only made when that side
+    was read in full (``unread.py``). A page fetch that failed after its retries (5xx,
+    timeout, connection) left that page's links unread, and any listed page may be linked
+    from it: no page is flagged ``sitemap_only`` — the failed page least of all, which was
+    never confirmed either way. A sitemap (or the robots.txt naming them) not read after
+    its retries may list any linked page: no page is flagged ``links_only``. The counts
+    stay in the crawl log, with ``judged`` false and why."""
 
     def __init__(self, cap: int):
         self.cap = cap
@@ -28,6 +36,8 @@ class UnionTally:
         self.both = 0
         self._only: dict[str, dict[str, str]] = {"sitemap_only": {}, "links_only": {}}
         self._counts: Counter[str] = Counter(sitemap_only=0, links_only=0)
+        self.pages_not_read = 0  # page fetches failed after retries: links not read
+        self.sitemaps_not_read = 0  # sitemaps not read after retries
 
     def _move(self, key: str, url: str, gained: str, other: SeenSet) -> None:
         lost = "links_only" if gained == "sitemap_only" else "sitemap_only"
@@ -63,14 +73,39 @@ class UnionTally:
         """A sitemap lists ``url`` (or its trailing-slash twin)."""
         return twin_key(url) in self._listed
 
+    def page_not_read(self) -> None:
+        """A page fetch failed after its retries: its links were not read."""
+        self.pages_not_read += 1
+
+    def sitemap_not_read(self) -> None:
+        """A sitemap was not read after its retries: what it lists is unknown."""
+        self.sitemaps_not_read += 1
+
+    def unjudged(self, name: str) -> str | None:
+        """Why flag ``name`` is not given (a source of the side it speaks of was not
+        read), or None: it is."""
+        if name == "sitemap_only" and self.pages_not_read:
+            n = self.pages_not_read
+            return (
+                f"{n:,} page fetch{'es' if n != 1 else ''} failed after retries: "
+                "their links were not read, so no listed page is known to be unlinked"
+            )
+        if name == "links_only" and self.sitemaps_not_read:
+            n = self.sitemaps_not_read
+            return (
+                f"{n:,} sitemap{'s' if n != 1 else ''} not read after retries: "
+                "no linked page is known to be missing from every sitemap"
+            )
+        return None
+
     def flags_for(self, url: str) -> list[str] | None:
         """The union flag of a feed record, decided once the crawl is over."""
         key = twin_key(url)
         listed = key in self._listed
         linked = key in self._linked
-        if listed and not linked:
+        if listed and not linked and not self.pages_not_read:
             return ["sitemap_only"]
-        if linked and not listed:
+        if linked and not listed and not self.sitemaps_not_read:
             return ["links_only"]
         return None
 
@@ -78,7 +113,15 @@ class UnionTally:
         out: dict[str, Any] = {"listed": len(self._listed), "linked": len(self._linked)}
         for name in ("sitemap_only", "links_only"):
             items = list(self._only[name].values())
-            out[name] = {"count": self._counts[name], "listed": len(items), "items": items}
+            why = self.unjudged(name)
+            out[name] = {
+                "count": self._counts[name],
+                "listed": len(items),
+                "items": items,
+                # False: not flagged in the feed (``why``); count and items are candidates
+                "judged": why is None,
+                **({"why": why} if why else {}),
+            }
         out["both"] = self.both
         return out
 

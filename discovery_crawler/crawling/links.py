@@ -74,6 +74,7 @@ from discovery_crawler.middlewares.ssrf import FLAG as SSRF_FLAG
 from discovery_crawler.middlewares.ssrf import SSRFRefused
 from discovery_crawler.refusals import classify_oversize, classify_response
 from discovery_crawler.signals import page_refused
+from discovery_crawler.unread import is_not_read
 from discovery_crawler.urls.addresses import same_origin
 from discovery_crawler.urls.credentials import without_credentials
 from discovery_crawler.urls.filters import FilterPolicy
@@ -583,6 +584,12 @@ class LinkCrawl:
                 keep.extend(unfetched)
         return keep
 
+    def sitemap_not_read(self, url: str) -> None:
+        """Union mode: the sitemap walk could not read ``url`` after its retries, so no
+        page is flagged ``links_only`` (``UnionTally``)."""
+        if self.account.union is not None:
+            self.account.union.sitemap_not_read()
+
     def _bfs_late_listing(self, key: str, listing: dict[str, Any]) -> None:
         """A sitemap lists a URL the crawl already reached by a link (or entered as an
         hreflang alternate): its record takes the listing's metadata (source, sitemap,
@@ -711,6 +718,8 @@ class LinkCrawl:
             rec["refusal"] = refusal
             account.refused(url, refusal, rec["found_on"])
             stats.inc_value(f"links/refusals/{refusal.get('class')}")
+            if account.union is not None and is_not_read(refusal.get("class")):
+                account.union.page_not_read()  # a 5xx after retries: no link read
         records = [rec]
         requests: list[Request] = []
         if meta.get(API_PROBE) and 200 <= status < 300:  # its answer says what it is
@@ -1251,6 +1260,8 @@ class LinkCrawl:
         if refusal.get("class") == "ssrf":  # the record says why it was never fetched
             rec["flags"] = [SSRF_FLAG]
             self.account.not_fetched[SSRF_FLAG] += 1
+        elif self.account.union is not None and is_not_read(refusal.get("class")):
+            self.account.union.page_not_read()  # its links were not read
         self.account.refused(url, refusal, rec["found_on"])
         self.crawler.stats.inc_value(f"links/refusals/{refusal.get('class')}")
         self._bfs_wrote(rec)

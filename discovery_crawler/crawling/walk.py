@@ -29,7 +29,14 @@ from scrapy.utils.sitemap import sitemap_urls_from_robots
 
 from discovery_crawler.arguments import input_failure
 from discovery_crawler.items import UrlBatch
-from discovery_crawler.refusals import failure_text, size_words
+from discovery_crawler.middlewares.ssrf import SSRFBlocked
+from discovery_crawler.refusals import (
+    classify_failure,
+    classify_oversize,
+    classify_response,
+    failure_text,
+    size_words,
+)
 from discovery_crawler.selection.paths import pillar_keywords
 from discovery_crawler.signals import sitemap_arrived, urls_expected
 from discovery_crawler.sitemaps.attempts import SitemapAttempt, SitemapListing, content_preference
@@ -39,6 +46,7 @@ from discovery_crawler.sitemaps.facts import RunContext, split_column
 from discovery_crawler.sitemaps.formats.plain_urlset import describe_malformed
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
 from discovery_crawler.sitemaps.worker import ParseWorker, WorkerFailed
+from discovery_crawler.unread import is_not_read
 from discovery_crawler.urls.addresses import same_origin, url_origin
 from discovery_crawler.urls.normalize import (
     HOST_FIRST,
@@ -77,6 +85,30 @@ class WalkProgress:
     guesses: list[SitemapAttempt] = field(default_factory=list)
     scheduled: int = 0
     skipped: int = 0
+
+
+def fetch_failure_class(url: str, exc: BaseException) -> str | None:
+    """The refusal class of a robots.txt or sitemap fetch that got no answer, when that
+    leaves it not read (``unread.py``: a timeout, a connection failure); None for a
+    decision (robots.txt, the SSRF guard, DOWNLOAD_MAXSIZE), which is not a failure."""
+    if isinstance(exc, SSRFBlocked) or classify_oversize(url, exc) is not None:
+        return None
+    refusal = classify_failure(url, exc)
+    found = refusal.refusal_class if refusal is not None else None
+    return found if is_not_read(found) else None
+
+
+def answer_failure_class(response: Response) -> str | None:
+    """The refusal class of a robots.txt or sitemap answer that leaves it not read (a 5xx
+    after its retries, a 408), or None: a 404 or a wall is the site's own answer."""
+    headers = {
+        name: response.headers.get(name, b"").decode("latin-1")
+        for name in ("cf-mitigated", "Retry-After")
+    }
+    body = response.body if response.status == 503 else b""  # a block page says so
+    refusal = classify_response(response.url, response.status, headers, body)
+    found = refusal.refusal_class if refusal is not None else None
+    return found if is_not_read(found) else None
 
 
 class SitemapWalk:
@@ -208,6 +240,8 @@ class SitemapWalk:
             robots["error"] = f"HTTP {response.status}: no robots.txt (allow all)"
         else:
             robots["error"] = f"HTTP {response.status}: robots.txt unavailable"
+            robots["failure_class"] = answer_failure_class(response)
+            self._robots_not_read()
         robots["sitemaps"] = sitemaps
         self.crawler.stats.set_value("discovery/robots/status", response.status)
         for url in sitemaps:
@@ -221,6 +255,8 @@ class SitemapWalk:
         robots = self.record.robots
         assert robots is not None
         robots.update(status=None, error=failure_text(failure.value), sitemaps=[])
+        robots["failure_class"] = fetch_failure_class(robots["url"], failure.value)
+        self._robots_not_read()
         self._input_failed(robots["url"], failure)
         yield from self._conventional_requests()
         self._robots_done = True
@@ -230,6 +266,13 @@ class SitemapWalk:
         admits its held links once every listing has entered, ``LinkCrawl.release``)."""
         started = self._robots_done or self.options.input_kind == "sitemap"
         return started and self.record.sitemaps_pending == 0
+
+    def _robots_not_read(self) -> None:
+        """robots.txt not read after its retries: the sitemaps it names are unknown, so
+        union mode's link crawl calls no page ``links_only``."""
+        robots = self.record.robots or {}
+        if robots.get("failure_class") is not None and self.run.links is not None:
+            self.run.links.sitemap_not_read(robots.get("url", "robots.txt"))
 
     def _input_failed(self, url: str, failure: Failure) -> None:
         """The site's first fetch (its robots.txt, the sitemap given) got no answer for a
@@ -412,10 +455,20 @@ class SitemapWalk:
             return
         maxsize = request.meta.get("download_maxsize", self.download_maxsize)
         attempt.error = failure_text(failure.value, maxsize)
+        attempt.failure_class = fetch_failure_class(attempt.url, failure.value)
+        if attempt.failure_class is not None:
+            self._not_read(attempt)
         if attempt.source == "input":
             self._input_failed(attempt.url, failure)
         self._done(attempt)
         self._finish(request.meta.get("sitemap_place"))
+
+    def _not_read(self, attempt: SitemapAttempt) -> None:
+        """A sitemap not read after its retries: union mode's link crawl no longer calls
+        a page missing from every sitemap ``links_only`` (the one not read may list it)."""
+        links = self.run.links
+        if links is not None:
+            links.sitemap_not_read(attempt.url)
 
     async def parse(self, response: Response) -> AsyncIterator[Any]:
         attempt: SitemapAttempt = response.meta["attempt"]
@@ -455,6 +508,9 @@ class SitemapWalk:
         attempt.status = response.status
         if response.status >= 400 or response.status < 200:
             attempt.error = f"HTTP {response.status}"
+            attempt.failure_class = answer_failure_class(response)
+            if attempt.failure_class is not None:
+                self._not_read(attempt)
             return False
         if self._url_limit_reached():
             attempt.error = f"not parsed: SITEMAP_MAX_URLS ({self.max_urls:,}) already reached"

@@ -23,6 +23,7 @@ from discovery_crawler.outcomes import (
     BOUNDED,
     COMPLETED,
     FAILED,
+    INCOMPLETE,
     INTERRUPTED,
     MORE_TO_DO,
     OUTPUT_FAILED,
@@ -88,6 +89,13 @@ def outcome_lines(record: RunRecord) -> list[str]:
             f"MAX_CHUNK_PAGES={chunk.get('max_pages', 0):,}; run the same command again "
             "(same job folder) to continue"
         ]
+    if outcome == INCOMPLETE:
+        bounded = [name for name in record.limits if name in STOPPING_LIMITS]
+        also = f"; a limit also bound ({', '.join(bounded)})" if bounded else ""
+        return [
+            f"INCOMPLETE: {record.not_read.line()}; the inventory is short of what they "
+            f"hold: run again to read them{also}"
+        ]
     if outcome == BOUNDED:
         stopped = [limit_words(d) for name, d in record.limits.items() if name in STOPPING_LIMITS]
         why = ", ".join(stopped) or record.finish_reason or "a limit"
@@ -107,7 +115,12 @@ def failed_sitemap_lines(record: RunRecord) -> list[str]:
     failed = [
         a
         for a in record.attempts.values()
-        if a.error and (a.source != "conventional" or a.error.startswith(_CONVENTIONAL_NEWS))
+        if a.error
+        and (
+            a.source != "conventional"
+            or getattr(a, "failure_class", None)  # not read: an outage, a 5xx
+            or a.error.startswith(_CONVENTIONAL_NEWS)
+        )
     ]
     lines = [f"  {a.url}: {a.error}" for a in failed[:FAILED_SITEMAPS_LISTED]]
     if len(failed) > FAILED_SITEMAPS_LISTED:

@@ -38,6 +38,7 @@ from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME, os_error_text
 from discovery_crawler.profiles import available_profiles
 from discovery_crawler.run_record import RunRecord
 from discovery_crawler.signals import output_failed
+from discovery_crawler.unread import broken_reference_warning, broken_references, not_read_of
 from discovery_crawler.urls.normalize import OriginCache
 from discovery_crawler.urls.seen import SeenSet
 from discovery_crawler.urls.slugs import SlugAllocator
@@ -229,6 +230,11 @@ class DiscoveryRun:
         if not record.start_judging(reason):
             return
         stats = self.crawler.stats
+        record.not_read = not_read = self._not_read()
+        if not_read:  # a monitor reading stats (Scrapyd, a stats collector) sees it too
+            stats.set_value("discovery/not_read/sitemaps", not_read.sitemaps_count)
+            stats.set_value("discovery/not_read/robots", not_read.robots is not None)
+            stats.set_value("discovery/not_read/pages", not_read.page_count)
         if record.failure:
             stats.set_value("discovery/failed", record.failure)
             return
@@ -272,9 +278,19 @@ class DiscoveryRun:
                 f"({closed.reason.partition(':')[0]}): fail closed (RFC 9309 §2.3.1.4), "
                 "nothing of the site was fetched"
             )
+        elif record.not_read and not self._read_anything(record):
+            # every source tried failed after its retries (an outage): nothing of the site
+            # was read, so its inventory is unknown, not empty
+            record.failure = f"nothing of the site could be read: {record.not_read.line()}"
         elif self.mode != "links" and not any(a.ok or a.urls for a in attempts):
             # (a sitemap cut at SITEMAP_MAX_BYTES is no ok attempt, but its URLs were kept)
             record.warn("no sitemap yielded any URL (see discovery.sitemap_attempts for why)")
+        if (broken := broken_reference_warning(broken_references(attempts))) is not None:
+            record.warn(broken)
+        if crawl is not None and crawl.union is not None:
+            for name in ("sitemap_only", "links_only"):
+                if (why := crawl.union.unjudged(name)) is not None:
+                    record.note(f"no page is flagged {name}: {why}")
         if record.failure:
             stats.set_value("discovery/failed", record.failure)
         for raw, to in self.origins.rewritten.items():
@@ -286,6 +302,30 @@ class DiscoveryRun:
             for sitemap, hosts in record.other_hosts_by_sitemap.items():
                 for origin, count in hosts.most_common(3):
                     record.warn(f"{sitemap}: {count:,} URLs on {origin}, not this site")
+
+    def _not_read(self) -> Any:
+        """What the run tried and could not read after its retries (``unread.py``)."""
+        record = self.record
+        crawl = record.crawl
+        tallies = [
+            crawl.refusal_classes if crawl is not None else {},
+            record.refusals.counts if record.refusals is not None else {},
+        ]
+        retries = record.retries.settings.get("times") if record.retries is not None else None
+        return not_read_of(record.attempts.values(), record.robots, tallies, retries)
+
+    @staticmethod
+    def _read_anything(record: Any) -> bool:
+        """Whether any source of the site was read: a sitemap that listed URLs (an index
+        that only named sitemaps not read lists none), or a page that answered other than
+        with a failure (a 404 is an answer; a 5xx after its retries is not)."""
+        if any(a.urls for a in record.attempts.values()):
+            return True
+        crawl = record.crawl
+        if crawl is None:
+            return False
+        failed_answers = sum(n for status, n in crawl.status.items() if status >= 500)
+        return crawl.fetched > failed_answers
 
     @staticmethod
     def _closed_by_robots(record: Any) -> Any:

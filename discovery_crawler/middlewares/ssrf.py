@@ -23,6 +23,15 @@ locations"): a request on another origin than the input's is refused with rule
 ``other_origin`` — a redirect to another host, a robots.txt ``Sitemap:`` line or an index
 child elsewhere (the sitemap walk skips those before asking, ``crawling/walk.py``).
 
+An HTTP proxy (``meta["proxy"]``, or the ``http_proxy``/``https_proxy`` environment as
+Scrapy's ``HttpProxyMiddleware`` reads it, ``no_proxy`` included) is where the connection
+goes: its address is checked as a host's is (not its port: proxies listen on 3128, 8080),
+and a proxy on a non-public address not in ``SSRF_ALLOWED_NETWORKS`` refuses every request
+through it, named as the proxy (``the proxy http://10.0.0.1:3128 is 10.0.0.1, a private
+address``) — not as the "DNS lookup failed" its connection would otherwise end with. The
+proxy resolves the site's names itself: the guard still checks the site's address, but
+cannot pin the one the proxy connects to.
+
 ``SSRF_TEST_RESOLUTIONS`` (tests only): ``{"name": ["first answer", "second", ...]}``
 answers lookups from the table instead of DNS (the last answer repeats; a name not in it
 fails as a DNS failure), so the guard's decisions are tested without sending a packet.
@@ -37,8 +46,10 @@ import ipaddress
 import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from scrapy import signals
+from scrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
@@ -329,6 +340,17 @@ class SSRFGuardMiddleware:
         self.summary.pins = resolver.pins
         self.summary.queries = resolver.queries
         self.run = run_of(crawler)
+        # The proxy each request will go through, found as Scrapy's middleware finds it
+        # (it runs after this one, at 750): a throwaway instance asked about a copy.
+        self.proxies = (
+            HttpProxyMiddleware(settings.get("HTTPPROXY_AUTH_ENCODING"))
+            if settings.getbool("HTTPPROXY_ENABLED")
+            and settings.getwithbase("DOWNLOADER_MIDDLEWARES").get(
+                "scrapy.downloadermiddlewares.httpproxy.HttpProxyMiddleware", 750
+            )
+            is not None
+            else None
+        )
         self._site: str | None = None
         if self.run is not None:  # the crawl log's ssrf
             self.run.record.ssrf = self.summary
@@ -351,15 +373,51 @@ class SSRFGuardMiddleware:
     async def process_request(self, request: Request) -> Response | None:
         refused, name = self.check(request)
         if refused is None and name is not None:
-            try:
-                await maybe_deferred_to_future(self.resolver.resolve(name))
-            except SSRFBlocked as exc:
-                refused = exc.refused
-            except Exception:  # DNS failed: the connection's own lookup says so
-                return None
+            refused = await self._resolved(name)
+        if refused is None and (proxy := self.proxy_of(request)) is not None:
+            refused = await self._check_proxy(proxy)
         if refused is not None:
             self._refuse(request, refused)
         return None
+
+    async def _resolved(self, name: str) -> Refused | None:
+        """The guard's refusal of the address ``name`` resolves to, or None (allowed, or
+        the lookup failed: the connection's own lookup says so)."""
+        try:
+            await maybe_deferred_to_future(self.resolver.resolve(name))
+        except SSRFBlocked as exc:
+            return exc.refused
+        except Exception:
+            return None
+        return None
+
+    def proxy_of(self, request: Request) -> str | None:
+        """The proxy ``request`` will be sent through, or None."""
+        proxy = request.meta.get("proxy")
+        if proxy or "proxy" in request.meta or self.proxies is None:
+            return proxy or None
+        probe = request.replace()  # meta and headers copied: the request stays as it is
+        self.proxies.process_request(probe)
+        return probe.meta.get("proxy") or None
+
+    async def _check_proxy(self, proxy: str) -> Refused | None:
+        """The proxy's address checked as a host's (its port is not: proxies listen on
+        ports of their own), a refusal naming it as the proxy."""
+        try:
+            host = urlsplit(proxy if "://" in proxy else f"http://{proxy}").hostname or ""
+            address = parse_host(host)
+        except (HostError, ValueError) as exc:
+            return Refused("invalid_host", f"the proxy {proxy}: unreadable host ({exc})")
+        if address is not None:
+            refused = self.policy.check_address(address)
+        else:
+            refused = await self._resolved(clean_host(host))
+        if refused is None:
+            return None
+        return Refused(
+            refused.rule,
+            f"the proxy {proxy}: {refused.reason} (SSRF_ALLOWED_NETWORKS opens an address)",
+        )
 
     def check(self, request: Request) -> tuple[Refused | None, str | None]:
         """What the URL alone decides (scheme, credentials, port, literal address,

@@ -216,7 +216,10 @@ class StatePipeline(BatchStage):
                 status = PROCESSING  # a chunk with work left (MAX_CHUNK_PAGES) says no more
                 if not (record.chunk or {}).get("more_to_do"):
                     record.warn("the run stopped before it finished (resumable with JOBDIR)")
-            self._write_preview(status, self._limits_bound())
+            extra = self._limits_bound()
+            if record.not_read and not record.failure:  # a poller hears it: exit 7
+                extra.insert(0, f"incomplete: {record.not_read.line()}")
+            self._write_preview(status, extra)
 
     def _limits_bound(self) -> list[str]:
         """The limits that stopped the run early, in words: a poller reading a preview of

@@ -33,6 +33,9 @@ class SitemapAttempt:
     error: str | None = None  # why it yielded nothing (or stopped early)
     problem: str | None = None  # recovered trouble (malformed XML, truncated gzip)
     note: str | None = None  # how it was read when not as it says (a urlset of sitemaps)
+    # Not read after its retries: server_error (a 5xx), timeout or network (``unread.py``);
+    # None when it was read, or when the site's answer (a 404, a 403) says why not.
+    failure_class: str | None = None
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)

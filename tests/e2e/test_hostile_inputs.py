@@ -90,8 +90,9 @@ def test_bombs_entities_and_a_stall_are_refused_and_the_good_sitemap_read(site, 
     """Budget 60 s, 1,200 MB (measured 18-30 s, 570-580 MB: four Content-Encoding bombs are
     each inflated to 64 MiB by Scrapy before it refuses them, a few at once, and the
     reactor waits meanwhile: DOWNLOAD_TIMEOUT is 5 s here, so that only the stall times
-    out)."""
-    result = crawl(site, tmp_path, "/index-bombs.xml", code=0, seconds=60, mb=1200, timeout=5)
+    out). The stall is a sitemap not read after its retry: the run is incomplete (7); the
+    bombs are refused at a cap (a decision, not a source failing)."""
+    result = crawl(site, tmp_path, "/index-bombs.xml", code=7, seconds=60, mb=1200, timeout=5)
     o = site.origin
     urls = set(result.urls)
     assert {f"{o}/good-{i}" for i in range(3)} <= urls
@@ -127,6 +128,9 @@ def test_bombs_entities_and_a_stall_are_refused_and_the_good_sitemap_read(site, 
     assert stall["error"].startswith("timeout: ") and "5.0 seconds" in stall["error"], stall
     assert f"{o}/stall.xml: timeout: " in said
     assert 1 <= site.count("/stall.xml") <= 2  # retried once, unless the host was given up
+    assert [s["url"] for s in result.run["not_read"]["sitemaps"]] == [f"{o}/stall.xml"]
+    assert result.run["not_read"]["sitemaps"][0]["class"] == "timeout"
+    assert f"INCOMPLETE: 1 sitemap not read after 1 retry ({o}/stall.xml: timeout)" in said
     # Scrapy's samples: a truncated gzip is read as far as it goes and says so
     for name in ("truncated-crc-error.gz", "truncated-crc-error-short.gz", "unexpected-eof.gz"):
         attempt = result.attempt(f"/edge/{name}")
@@ -175,8 +179,9 @@ def test_a_50_mb_line_and_a_million_locs_are_read_within_bounds(site, tmp_path):
 def test_link_crawl_network_faults_redirects_and_a_10_mb_robots_txt(site, tmp_path):
     """Budget 40 s, 800 MB (measured 12 s, 340-360 MB; DOWNLOAD_TIMEOUT 5 s, as the bombs
     hold the reactor meanwhile). Each fault is a refusal record with its class and reason;
-    every other page is fetched."""
-    result = crawl(site, tmp_path, "/", "-a", "mode=links", code=0, seconds=40, mb=800, timeout=5)
+    every other page is fetched; the pages that timed out or broke off were not read, so
+    the run is incomplete (7)."""
+    result = crawl(site, tmp_path, "/", "-a", "mode=links", code=7, seconds=40, mb=800, timeout=5)
     o = site.origin
     records = {r["url"][len(o) :]: r for r in result.records}
     # robots.txt of 10 MB: read up to ROBOTS_MAX_BYTES (500 KiB); the rule in it binds,
@@ -208,6 +213,9 @@ def test_link_crawl_network_faults_redirects_and_a_10_mb_robots_txt(site, tmp_pa
         assert records[path]["refusal"]["class"] == cls
     assert set(refusals) == set(expected)
     assert "Refusals (6): 2 download, 2 timeout, 2 network" in summary(result)
+    not_read = result.run["not_read"]
+    assert not_read["by_class"] == {"timeout": 2, "network": 2} and not_read["pages"] == 4
+    assert "INCOMPLETE: 4 pages failed after retries (timeout 2, network 2)" in summary(result)
     # 10,000 headers are read (Twisted has no count limit): the page is an ordinary one
     assert records["/header-flood"]["status"] == 200
     # Scrapy's samples are pages like any other; the gzip ones (Content-Encoding) too

@@ -106,10 +106,13 @@ def test_a_host_answering_503_is_paused_and_probed_one_request_at_a_time(tmp_pat
 def test_what_fails_after_its_retries_is_a_refusal_with_its_class(tmp_path):
     """A page answering 500 every time is retried RETRY_TIMES times, then recorded as a
     ``server_error`` refusal that says so, and listed in the crawl log; a page answering 503
-    twice is retried and fetched."""
+    twice is retried and fetched. The page not read makes the run incomplete (exit 7)."""
     with OutageSite(pages=30, broken=("/broken/",), flaky={"/flaky/": 2}) as site:
         result = crawl(site, tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 7, result.stderr[-3000:]
+    assert result.run["status"] == "incomplete"
+    assert result.run["not_read"]["by_class"] == {"server_error": 1}
+    assert "INCOMPLETE: 1 page failed after retries (server_error 1)" in result.stderr
     records = {r["url"]: r for r in result.records}
     broken, flaky = records[site.url("/broken/")], records[site.url("/flaky/")]
     assert broken["status"] == 500 and broken["refusal"]["class"] == "server_error"
@@ -160,6 +163,9 @@ def test_a_host_down_for_good_is_given_up_and_its_pages_are_network_refusals(tmp
     assert result.run["refusals"]["counts"]["network"] == len(refused)
     assert "127.0.0.1 failed 4 times in a row" in result.stderr and "given up" in result.stderr
     assert "gave up on 127.0.0.1 after 4 failures in a row" in result.stderr
+    assert result.returncode == 7 and result.run["not_read"]["by_class"] == {
+        "network": len(refused)
+    }
 
 
 @pytest.mark.slow

@@ -292,3 +292,25 @@ def test_estimate_asks_a_listed_sitemap_once_whatever_scrapy_makes_of_its_url(se
     result = run_discover(site.origin + "/", tmp_path, spider="estimate", timeout=60)
     assert result.returncode == 0, result.stderr[-3000:]
     assert site.log.count("/a%20b.xml") == 1
+
+
+def test_a_proxy_refused_by_the_guard_is_named_as_the_proxy(server, tmp_path):
+    """http_proxy points at 10.0.0.1 (private, not allow-listed): every request would go
+    there, so none is sent — the run fails naming the proxy, not "DNS lookup failed"."""
+    site = server({"/": page(["/a"], "Home")})
+    result = run_discover(
+        site.origin + "/",
+        tmp_path,
+        *SERVICE,
+        settings=ssrf_allow(site.origin),
+        env={"http_proxy": "http://10.0.0.1:3128", "no_proxy": ""},
+    )
+    assert result.returncode == 1, result.stderr[-3000:]
+    no_traceback(result.stderr)
+    assert site.log == []
+    proxy = "the proxy http://10.0.0.1:3128: 10.0.0.1 is a private address"
+    assert f"FAILED: refused by the SSRF guard: {site.origin}/robots.txt: {proxy}" in (
+        result.stderr
+    )
+    assert "DNS lookup failed" not in result.stderr
+    assert result.run["ssrf"]["rules"]["private"] >= 1

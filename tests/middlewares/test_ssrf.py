@@ -267,3 +267,45 @@ def test_a_spider_without_a_run_holds_same_origin_to_its_ssrf_site():
     assert "is not the site's origin https://example.com" in refused.reason
     assert backend.asked == []  # refused before any lookup
     assert ask(mw, "https://example.com/sitemap.xml") is None
+
+
+PROXY_WORDS = "(SSRF_ALLOWED_NETWORKS opens an address)"
+
+
+def test_a_proxy_on_a_private_address_is_refused_and_named_as_the_proxy():
+    """meta["proxy"] at 10.0.0.1: the site is public (allow-listed here), the proxy is
+    not — refused before any connection, said as the proxy, not as "DNS lookup failed"."""
+    mw, backend = guard()
+    refused = ask(mw, "http://93.184.215.14/", proxy="http://10.0.0.1:3128")
+    assert isinstance(refused, SSRFRefused) and refused.rule == "private"
+    assert (
+        refused.reason
+        == f"the proxy http://10.0.0.1:3128: 10.0.0.1 is a private address {PROXY_WORDS}"
+    )
+    assert "DNS" not in str(refused) and backend.asked == []
+    assert mw.summary.refused.items[0]["reason"] == refused.reason
+
+
+def test_a_proxy_name_resolving_to_a_private_address_is_refused_as_the_proxy():
+    mw, _ = guard(SSRF_TEST_RESOLUTIONS={"proxy.corp": ["192.168.1.20"]})
+    refused = ask(mw, "http://93.184.215.14/", proxy="http://proxy.corp:8080")
+    assert isinstance(refused, SSRFRefused) and refused.rule == "private"
+    assert refused.reason.startswith("the proxy http://proxy.corp:8080: proxy.corp resolves to ")
+    assert mw.resolver.queries == {"proxy.corp": 1}
+
+
+def test_the_environment_proxy_is_checked_as_scrapy_would_use_it(monkeypatch):
+    """http_proxy from the environment, read as Scrapy's HttpProxyMiddleware reads it
+    (no_proxy included); an allow-listed proxy passes; meta proxy None means none."""
+    monkeypatch.setenv("http_proxy", "http://10.0.0.1:3128")
+    monkeypatch.setenv("no_proxy", "bypass.example")
+    mw, _ = guard(SSRF_TEST_RESOLUTIONS={"bypass.example": ["93.184.215.14"]})
+    refused = ask(mw, "http://93.184.215.14/")
+    assert isinstance(refused, SSRFRefused)
+    assert refused.reason.startswith("the proxy http://10.0.0.1:3128: 10.0.0.1 is a private")
+    assert ask(mw, "http://bypass.example/") is None  # no_proxy: sent directly
+    assert ask(mw, "http://93.184.215.14/", proxy=None) is None  # no proxy for this one
+    opened, _ = guard(SSRF_ALLOWED_NETWORKS=["10.0.0.0/8"])
+    assert ask(opened, "http://93.184.215.14/") is None
+    off, _ = guard(HTTPPROXY_ENABLED=False)
+    assert ask(off, "http://93.184.215.14/") is None  # Scrapy will send it directly
