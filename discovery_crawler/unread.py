@@ -111,8 +111,16 @@ def not_read_of(
     pages (the link crawl, verify); a page is counted once, by the tally that counted most
     of its class, as both may count the same fetch."""
     found = NotRead(retries=retries)
+    attempts = list(attempts)
+    # A conventional address (/sitemap.xml, …) is a guess, not a source the site named: when
+    # some sitemap of the site was read, a guess that failed is no gap in the inventory (a
+    # WAF answering 5xx for unknown paths would make every run incomplete); when none was,
+    # the guesses were the only way to the sitemaps, and one that failed may hide them.
+    any_read = any(getattr(a, "ok", False) for a in attempts)
     for attempt in attempts:
         if not is_not_read(getattr(attempt, "failure_class", None)):
+            continue
+        if any_read and getattr(attempt, "source", None) == "conventional":
             continue
         found.sitemaps_count += 1
         if len(found.sitemaps) < _LISTED:

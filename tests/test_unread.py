@@ -24,6 +24,7 @@ attempts = st.lists(
         url=st.sampled_from(["https://x/a.xml", "https://x/b.xml"]),
         source=st.sampled_from(["robots", "conventional", "index", "input"]),
         status=st.sampled_from([None, 200, 404, 500]),
+        ok=st.booleans(),
         failure_class=classes,
     ),
     max_size=4,
@@ -37,14 +38,17 @@ def test_not_read_exactly_when_a_source_failed_for_the_server_or_the_network(
 ):
     robots = {"url": "https://x/robots.txt", "failure_class": robots_class, "error": "boom"}
     found = not_read_of(tried, robots, tallies, retries=2)
+    # a failed guess (a conventional address) counts only when no sitemap was read
+    any_read = any(a.ok for a in tried)
+    sources = [a for a in tried if not (any_read and a.source == "conventional")]
     failed = (
-        any(a.failure_class in NOT_READ_CLASSES for a in tried)
+        any(a.failure_class in NOT_READ_CLASSES for a in sources)
         or robots_class in NOT_READ_CLASSES
         or any(t.get(c, 0) for t in tallies for c in NOT_READ_CLASSES)
     )
     assert bool(found) == failed
     assert bool(found.line()) == failed
-    assert found.sitemaps_count == sum(a.failure_class in NOT_READ_CLASSES for a in tried)
+    assert found.sitemaps_count == sum(a.failure_class in NOT_READ_CLASSES for a in sources)
     assert set(found.as_dict()["by_class"]) <= set(NOT_READ_CLASSES)  # never a 404 or a wall
 
 
@@ -87,3 +91,13 @@ def test_a_listed_child_answering_404_is_a_broken_reference_not_a_source_not_rea
     warning = broken_reference_warning(broken)
     assert warning is not None and "https://x/gone.xml (HTTP 404, listed by " in warning
     assert broken_reference_warning([]) is None
+
+
+def test_a_guess_that_failed_beside_a_sitemap_read_is_no_gap():
+    """A WAF answering 503 for /sitemap.xml while robots.txt's sitemap was read: complete;
+    with no sitemap read, the failed guess may hide the sitemaps: not read."""
+    read = SitemapAttempt("https://x/sitemap_index.xml", "robots", ok=True, status=200)
+    guess = SitemapAttempt("https://x/sitemap.xml", "conventional", status=503)
+    guess.failure_class = "server_error"
+    assert not not_read_of([read, guess], None)
+    assert not_read_of([guess], None).sitemaps_count == 1

@@ -8,7 +8,8 @@
 - the exit status says how the run ended (``outcomes.py``; docs/operations.md, "Exit status"): 0
   completed, 1 failed, 2 bad arguments, 3 interrupted (resumable with ``JOBDIR``), 4 an
   output could not be written, 5 a limit stopped it early, 6 a bounded chunk done with
-  more to do (``MAX_CHUNK_PAGES``: run it again), 8 another live run holds the out folder
+  more to do (``MAX_CHUNK_PAGES``: run it again), 7 incomplete (a source not read after
+  its retries), 8 another live run holds the out folder
   or the job folder (said in one line naming it, before anything is touched).
 """
 
