@@ -43,9 +43,7 @@ REASONS: tuple[str, ...] = (
 VERDICTS: tuple[str, ...] = (INDEXABLE, *REASONS, UNFETCHED)
 """The closed set of verdicts, in the order counts are reported."""
 # Value directives: ``name: value``, never an agent prefix.
-_VALUED = frozenset(
-    {"max-snippet", "max-image-preview", "max-video-preview", "unavailable_after"}
-)
+_VALUED = frozenset({"max-snippet", "max-image-preview", "max-video-preview", "unavailable_after"})
 # Answered 200 and still a page a search engine indexes: a JavaScript shell renders one, a
 # download is a file served as it is (a PDF is indexed).
 _PAGE_REFUSALS = frozenset({"shell", "download"})
@@ -101,9 +99,7 @@ def meta_applies(name: str, agent: str) -> bool:
     return name == "robots" or (bool(agent) and name == agent.strip().lower())
 
 
-def page_directives(
-    metas: Iterable[str], headers: Iterable[str], agent: str
-) -> tuple[bool, bool]:
+def page_directives(metas: Iterable[str], headers: Iterable[str], agent: str) -> tuple[bool, bool]:
     """(noindex, nofollow) of a page: ``metas`` the contents of its robots meta tags that
     apply (``meta_applies``), ``headers`` its ``X-Robots-Tag`` values."""
     names: set[str] = set()
