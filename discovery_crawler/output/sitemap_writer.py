@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from w3lib.url import safe_url_string
 
@@ -58,6 +58,9 @@ _HEAD = (
 ).encode()
 _FOOT = b"</urlset>\n"
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
+# RFC 3986's reserved and unreserved characters, and ``%``: what a URL keeps as it is
+# (non-ASCII characters, spaces and controls are percent-encoded as UTF-8).
+_SAFE = "!#$%&'()*+,/:;=?@[]~"
 _SPECIAL = re.compile("[&<>\"']")
 # W3C datetime as a listing may give it; written as the schema's date or dateTime.
 _W3C = re.compile(
@@ -85,6 +88,12 @@ def xsd_lastmod(value: Any) -> str | None:
     if match is None:
         return None
     day, hm, seconds, zone = match.groups()
+    try:
+        datetime.strptime(day, "%Y-%m-%d")  # a real day (no 2024-02-30)
+        if hm is not None:
+            datetime.strptime(hm + (seconds or ":00")[:3], "%H:%M:%S")
+    except ValueError:
+        return None
     if hm is None:
         return day
     if zone and zone not in ("Z", "z") and ":" not in zone:
@@ -97,7 +106,25 @@ def encoded(url: str) -> str:
     percent-encoded as UTF-8), what was already percent-encoded kept."""
     if url.isascii() and url.isprintable() and " " not in url:
         return url
-    return safe_url_string(url)
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if not netloc.isascii() and parts.hostname:
+        try:
+            host = parts.hostname.encode("idna").decode("ascii")
+        except UnicodeError:
+            return safe_url_string(url)
+        user, at, _ = netloc.rpartition("@")
+        port = f":{parts.port}" if parts.port is not None else ""
+        netloc = f"{user}{at}{host}{port}"
+    return urlunsplit(
+        (
+            parts.scheme,
+            netloc,
+            quote(parts.path, _SAFE),
+            quote(parts.query, _SAFE),
+            quote(parts.fragment, _SAFE),
+        )
+    )
 
 
 def origin(url: str) -> str:
