@@ -65,8 +65,11 @@ class SiteServer:
         rewrite: list[str] | None = None,
         port: int = 0,
         dir_redirect: bool = True,
+        headers: dict[str, dict[str, str]] | None = None,
     ):
         self.root = Path(root)
+        # Extra response headers per URL path (``X-Robots-Tag`` on one page, in tests).
+        self.headers = headers or {}
         self.rewrite = [r.rstrip("/") for r in (rewrite or [])]
         self.dir_redirect = dir_redirect
         self.requests: list[tuple[float, str, int]] = []  # (time, path, status)
@@ -164,7 +167,8 @@ class SiteServer:
                 ctype = _TYPES.get(file.suffix.lower()) or (
                     mimetypes.guess_type(file.name)[0] or "application/octet-stream"
                 )
-                self._send(200, server.body(file), ctype)
+                extra = server.headers.get(urlsplit(self.path).path)
+                self._send(200, server.body(file), ctype, extra)
 
             def _send(
                 self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None
