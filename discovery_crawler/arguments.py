@@ -197,6 +197,7 @@ class RunOptions:
     junk_filter: bool = True
     render: str = "never"
     verify: bool = False
+    write_sitemap: bool = False  # scrapy crawl: write <out>/sitemaps/ when the run finished
     scheme_added: bool = False  # given without a scheme: read as https://
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -237,7 +238,7 @@ class RunOptions:
         for name in ("pages", "refresh"):
             if name in args:
                 opts[name] = tuple(s.strip() for s in str(args.pop(name)).split(",") if s.strip())
-        for name in ("all", "single", "refresh_all", "junk_filter", "verify"):
+        for name in ("all", "single", "refresh_all", "junk_filter", "verify", "write_sitemap"):
             if name in args:
                 opts[name] = _flag(name, args.pop(name))
         if opts.get("verify") and mode == "links":

@@ -190,3 +190,14 @@ def test_unwritable_output_is_exit_4(indexing_site, tmp_path):
         assert done.returncode == 4 and "cannot write" in done.stderr
     finally:
         locked.chmod(0o700)
+
+
+def test_write_sitemap_at_the_end_of_a_run(indexing_site, tmp_path):
+    """``-a write_sitemap=1``: the run's folder gets ``sitemaps/`` as ``scrapy sitemap``
+    writes it, from the feed given with ``-O`` too."""
+    server, _ = indexing_site
+    crawl = run_discover(server.url("/"), tmp_path, "-a", "mode=union", "-a", "write_sitemap=1")
+    assert crawl.returncode == 0, crawl.stderr[-3000:]
+    assert "Sitemap: 5 URLs in 1 file(s)" in crawl.stdout + crawl.stderr
+    part = (crawl.out / "sitemaps" / "sitemap-1.xml").read_text()
+    assert part.count("<url>") == len(indexable(crawl.records)) == 5
