@@ -26,7 +26,8 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -78,10 +79,11 @@ def escape(text: str) -> str:
     return text.translate(_ESCAPES) if _SPECIAL.search(text) else text
 
 
+@lru_cache(maxsize=4096)  # a site's lastmods repeat: a build date, a deploy time
 def xsd_lastmod(value: Any) -> str | None:
     """A listing's lastmod as the schema's ``xsd:date`` or ``xsd:dateTime`` (seconds
     added to ``hh:mm``, a ``+hhmm`` offset given its colon), or None when it is not a W3C
-    datetime of day precision or finer."""
+    datetime of day precision or finer, or names no real day and time."""
     if not isinstance(value, str):
         return None
     match = _W3C.match(value.strip())
@@ -89,13 +91,13 @@ def xsd_lastmod(value: Any) -> str | None:
         return None
     day, hm, seconds, zone = match.groups()
     try:
-        datetime.strptime(day, "%Y-%m-%d")  # a real day (no 2024-02-30)
-        if hm is not None:
-            datetime.strptime(hm + (seconds or ":00")[:3], "%H:%M:%S")
+        date(int(day[:4]), int(day[5:7]), int(day[8:10]))  # a real day (no 2024-02-30)
     except ValueError:
         return None
     if hm is None:
         return day
+    if int(hm[:2]) > 23 or int(hm[3:5]) > 59 or (seconds and int(seconds[1:3]) > 59):
+        return None
     if zone and zone not in ("Z", "z") and ":" not in zone:
         zone = f"{zone[:3]}:{zone[3:]}"
     return f"{day}T{hm}{seconds or ':00'}{'Z' if zone in ('Z', 'z') else zone or ''}"
@@ -322,6 +324,7 @@ def write_sitemaps(
     for old in (*out.glob("sitemap-*.xml"), *out.glob("sitemap-*.xml.gz")):
         old.unlink()  # a part a larger earlier set left would be named by nothing
     site_origin = origin(encoded(site))
+    prefix = site_origin + "/"  # the inventory's URLs are normalized: a prefix says it
     parts = _PartWriter(out, gzipped, max_urls, max_bytes)
     changes = Changes()
     body = out / "changes.txt.part"
@@ -343,7 +346,7 @@ def write_sitemaps(
                 continue
             loc = encoded(url)
             why = None
-            if origin(loc) != site_origin:
+            if not loc.startswith(prefix) and origin(loc) != site_origin:
                 why = "other_host"
             elif len(loc) > MAX_LOC:
                 why = "too_long"
@@ -366,7 +369,8 @@ def write_sitemaps(
                 if not (isinstance(href, str) and isinstance(hreflang, str)):
                     continue
                 href = encoded(href)
-                if origin(href) != site_origin or len(href) > MAX_LOC:
+                same = href.startswith(prefix) or origin(href) == site_origin
+                if not same or len(href) > MAX_LOC:
                     changes.alternates_dropped += 1
                     continue
                 alternates.append((escape(hreflang), escape(href)))
