@@ -201,6 +201,7 @@ class RunOptions:
     render: str = "never"
     verify: bool = False
     job: str | None = None  # distributed mode (REDIS_URL): the job this worker joins
+    write_sitemap: bool = False  # scrapy crawl: write <out>/sitemaps/ when the run finished
     scheme_added: bool = False  # given without a scheme: read as https://
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -241,7 +242,7 @@ class RunOptions:
         for name in ("pages", "refresh"):
             if name in args:
                 opts[name] = tuple(s.strip() for s in str(args.pop(name)).split(",") if s.strip())
-        for name in ("all", "single", "refresh_all", "junk_filter", "verify"):
+        for name in ("all", "single", "refresh_all", "junk_filter", "verify", "write_sitemap"):
             if name in args:
                 opts[name] = _flag(name, args.pop(name))
         if opts.get("verify") and mode == "links":

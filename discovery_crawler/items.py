@@ -49,6 +49,8 @@ RECORD_FIELDS = (
     "redirected_to",  # where a fetch of the URL was sent (a 3xx Location or a meta refresh)
     "live",  # verify: the listed URL answered a page (2xx) without being redirected
     "canonical",  # the other page a fetched page names canonical (flag canonical_elsewhere)
+    # indexable, or why not (indexing.REASONS); absent: not fetched, nothing against it
+    "indexability",
 )
 STAGE_FIELDS = ("kind", "flags", "slug", "score", "change")
 CRAWL_FIELDS = ("via", "found_on", "anchor", "depth", "title", "status", "refusal")
@@ -62,6 +64,7 @@ EXTRA_FIELDS = (
     "redirected_to",
     "live",
     "canonical",
+    "indexability",
 )
 BASE_FIELDS = tuple(f for f in RECORD_FIELDS if f not in STAGE_FIELDS + CRAWL_FIELDS + EXTRA_FIELDS)
 

@@ -198,6 +198,7 @@ class RunRecord:
         self.changes: Any = None  # output.state.Changes: new/removed/changed since last run
         self.report_path: Any = None  # where report.html goes (pipelines/crawl_log.py), if on
         self.verify: Any = None  # verdicts.VerifyTally, when -a verify=1
+        self.indexing: Any = None  # indexing.IndexTally (pipelines/indexability.py)
         self.retries: Any = None  # retries.RetrySummary, set by the retry middleware
         # extensions/timeline_buckets.Timeline: requests, refusals, intervals and holds
         # per host over time, set by the timeline extension when it runs
@@ -318,6 +319,7 @@ class RunRecord:
             "refusals": self.refusals.as_dict() if self.refusals is not None else None,
             **({"ssrf": self.ssrf.as_dict()} if self.ssrf is not None else {}),
             "verify": self.verify.as_dict() if self.verify is not None else None,
+            "indexability": self.indexing.as_dict() if self.indexing is not None else None,
             "throttle": self.throttle.as_dict() if self.throttle is not None else None,
             "retries": self.retries.as_dict() if self.retries is not None else None,
             "timeline": self.timeline.as_dict() if self.timeline is not None else None,

@@ -47,6 +47,7 @@ ITEM_PIPELINES = {
     "discovery_crawler.pipelines.groups.GroupsPipeline": 700,
     "discovery_crawler.pipelines.state.StatePipeline": 800,
     "discovery_crawler.pipelines.verify.VerifyTallyPipeline": 850,
+    "discovery_crawler.pipelines.indexability.IndexabilityPipeline": 870,
     "discovery_crawler.pipelines.crawl_log.CrawlLogPipeline": 900,
 }
 DOWNLOADER_MIDDLEWARES = {
@@ -243,6 +244,9 @@ SELECTION_CUT_LISTED = 100  # cut URLs listed in the crawl log, best first (coun
 # junk_pattern and never selected; False also leaves it out of the feed (profile sample). The
 # crawl log lists it either way (discovery.flagged_as_junk).
 JUNK_IN_FEED = True
+# Each fetched or flagged record gets its indexability verdict (``indexability`` in the
+# feed, counts in the crawl log and the summary; pipelines/indexability.py).
+INDEXABILITY_ENABLED = True
 
 # Groups and the path tree (SPEC §9, pipelines/groups.py): memory grows with the number of
 # groups and nodes, never with URLs; counts stay exact (what has no entry of its own is

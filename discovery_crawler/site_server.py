@@ -67,11 +67,14 @@ class SiteServer:
         port: int = 0,
         dir_redirect: bool = True,
         jitter: float = 0.0,
+        headers: dict[str, dict[str, str]] | None = None,
     ):
         self.root = Path(root)
         # Up to ``jitter`` seconds of random delay before each answer: answers arrive in
         # another order on every run, as from a live host (tests of determinism).
         self.jitter = jitter
+        # Extra response headers per URL path (``X-Robots-Tag`` on one page, in tests).
+        self.headers = headers or {}
         self.rewrite = [r.rstrip("/") for r in (rewrite or [])]
         self.dir_redirect = dir_redirect
         self.requests: list[tuple[float, str, int]] = []  # (time, path, status)
@@ -171,7 +174,8 @@ class SiteServer:
                 ctype = _TYPES.get(file.suffix.lower()) or (
                     mimetypes.guess_type(file.name)[0] or "application/octet-stream"
                 )
-                self._send(200, server.body(file), ctype)
+                extra = server.headers.get(urlsplit(self.path).path)
+                self._send(200, server.body(file), ctype, extra)
 
             def _send(
                 self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None

@@ -10,7 +10,7 @@ Layers, bottom to top — a module imports only from its own layer or below:
 2. rules: sitemap parsing (``sitemaps``), ``selection``, robots.txt and refusal rules, the
    estimate, the progress line's figures, arguments, profiles, items, the project's
    signals, the run's outcomes and exit statuses, the job journal's file format;
-3. records and files: the run record, verify's verdicts, the output files (feed lines,
+3. records and files: the run record, verify's verdicts, indexability, the output files (feed lines,
    state.json, the crawl log, preview, report), the sitemap worker process and the facts
    it works out per URL (feed-line heads, state entries: the output's text, so above it);
 4. Scrapy components: ``extensions``, ``middlewares``, ``pipelines``, ``crawling``, the
@@ -58,7 +58,7 @@ LAYERS = (
     ),
     (
         "records and files",
-        ("run_record", "verdicts", "output", "sitemaps.facts", "sitemaps.worker"),
+        ("run_record", "verdicts", "indexing", "output", "sitemaps.facts", "sitemaps.worker"),
     ),
     (
         "components",

@@ -10,14 +10,17 @@
   output could not be written, 5 a limit stopped it early, 6 a bounded chunk done with
   more to do (``MAX_CHUNK_PAGES``: run it again), 7 incomplete (a source not read after
   its retries), 8 another live run holds the out folder
-  or the job folder (said in one line naming it, before anything is touched).
+  or the job folder (said in one line naming it, before anything is touched);
+- ``-a write_sitemap=1``: once a run finished (completed or bounded), the sitemap set of
+  its inventory is written as ``scrapy sitemap <out>`` writes it (``commands/sitemap.py``);
+  a failure to write it is said in one line and the exit status is 4.
 """
 
 from __future__ import annotations
 
 import gc
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.spiderloader import get_spider_loader
@@ -48,6 +51,9 @@ if TYPE_CHECKING:
     import argparse
 
     from scrapy.settings import Settings
+
+# The exit statuses of the runs a sitemap is written after (commands/sitemap.py).
+SITEMAP_AFTER = (EXIT_CODES["completed"], EXIT_CODES["bounded"])
 
 
 class Command(ScrapyCrawlCommand):
@@ -131,6 +137,15 @@ class Command(ScrapyCrawlCommand):
             raise ArgumentError("render", str(exc)) from None
         self.settings.set("RENDER_MODE", mode, priority="cmdline")
 
+    def _write_sitemap(self, run: Any, settings: Settings) -> int:
+        """``-a write_sitemap=1``: the run's sitemap set; 0, or the failure's status."""
+        from discovery_crawler.arguments import out_dir_of
+        from discovery_crawler.commands.sitemap import write_from_folder
+        from discovery_crawler.output.writable import local_feed_paths
+
+        feeds = [p for p in local_feed_paths(settings.getdict("FEEDS")) if p.suffix == ".jsonl"]
+        return write_from_folder(out_dir_of(run.options), inventory=feeds[0] if feeds else None)
+
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) != 1:
             super().run(args, opts)
@@ -150,6 +165,8 @@ class Command(ScrapyCrawlCommand):
             # A run never judged did not reach its end (its spider never closed).
             judged = run.record.judged
             self.exitcode = exit_code(run.record.outcome if judged else INTERRUPTED)
+            if judged and run.options.write_sitemap and self.exitcode in SITEMAP_AFTER:
+                self.exitcode = self._write_sitemap(run, crawler.settings) or self.exitcode
         elif outcome := crawler.stats.get_value("discovery/outcome"):  # a run of its own
             self.exitcode = exit_code(outcome)
         elif self.crawler_process.bootstrap_failed or crawler.stats.get_value("discovery/failed"):

@@ -1,6 +1,7 @@
 """What a BFS crawl needs from an HTML page, in one pass of lxml: title, ``<base href>``,
-``<link rel=canonical>``, ``<meta http-equiv=refresh>``, a page-level ``nofollow`` and the
-``<a href>`` links.
+``<link rel=canonical>``, ``<meta http-equiv=refresh>``, the page's robots meta directives
+(``noindex``, ``nofollow``: ``<meta name=robots>`` and the tag named after the agent token)
+and the ``<a href>`` links.
 
 Why not Scrapy's ``LinkExtractor``: it builds a ``Link`` object per ``<a>`` (URL joined,
 ``safe_url_string``-ed, text extracted, deduplicated) before anything can tell that most
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lxml import etree
+
+from discovery_crawler.indexing import directives, meta_applies, verdict_flags
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -97,7 +100,8 @@ class PageScan:
     title: str | None = None
     base: str | None = None  # <base href>, raw
     canonical: str | None = None  # <link rel=canonical href>, raw
-    nofollow: bool = False  # <meta name=robots content=...nofollow...>
+    nofollow: bool = False  # <meta name=robots content=...nofollow...> (or none)
+    noindex: bool = False  # <meta name=robots content=...noindex...> (or none)
     # <meta http-equiv=refresh content="N; url=...">: the raw URL and the delay in seconds
     # (the first such element; one without a URL reloads the page, and is not recorded)
     refresh: str | None = None
@@ -188,6 +192,7 @@ def scan_html(
     encoding: str | None = None,
     refresh_ignore: tuple[str, ...] = ("noscript",),
     keep: int | None = None,
+    agent: str = "",
 ) -> PageScan:
     """Scan an HTML document (bytes as served). Never raises on bad markup.
     ``refresh_ignore``: a refresh inside these elements does not count (Scrapy's
@@ -195,7 +200,8 @@ def scan_html(
     JavaScript). ``keep``: keep the first ``keep`` followable links (None: all); the
     others are only counted (``more``) and the document is freed as it is read, so a page
     of 200,000 links costs the links kept, not a tree of all of them: read the rest with
-    ``iter_links``."""
+    ``iter_links``. ``agent``: the crawler's token, whose ``<meta name=…>`` counts as the
+    robots meta tag does."""
     scan = PageScan()
     links = scan.links
     hrefs: set[str] = set()
@@ -222,10 +228,10 @@ def scan_html(
         elif tag == "base":
             if scan.base is None:
                 scan.base = (el.get("href") or "").strip() or None
-        elif (el.get("name") or "").lower() == "robots" and "nofollow" in (
-            el.get("content") or ""
-        ).lower():
-            scan.nofollow = True
+        elif (name := el.get("name")) is not None and meta_applies(name, agent):
+            noindex, nofollow = verdict_flags(directives(el.get("content") or ""))
+            scan.noindex = scan.noindex or noindex
+            scan.nofollow = scan.nofollow or nofollow
         elif (
             scan.refresh is None
             and (el.get("http-equiv") or "").strip().lower() == "refresh"

@@ -67,6 +67,7 @@ from scrapy.http import HtmlResponse
 from discovery_crawler.arguments import input_failure
 from discovery_crawler.crawling.account import CrawlAccount, UnionTally
 from discovery_crawler.crawling.extract import anchor_text, iter_links, scan_html
+from discovery_crawler.indexing import index_tally, page_directives, page_flags
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.refusals import API_PROBE
 from discovery_crawler.middlewares.robots import RobotsDisallowed
@@ -312,6 +313,8 @@ class LinkCrawl:
         self.refresh_ignore = tuple(
             t.lower() for t in settings.getlist("METAREFRESH_IGNORE_TAGS", ["noscript"])
         )
+        # A page's robots meta tag named after this token speaks to us too.
+        self.agent = settings.get("ROBOTS_AGENT_TOKEN") or ""
         if self.page_max_bytes > 0:
             self.crawler.signals.connect(self._page_bytes, signal=signals.bytes_received)
         # Deterministic admission (two runs of an unchanged site agree): a newly linked URL
@@ -743,8 +746,11 @@ class LinkCrawl:
         elif 200 <= status < 300 and refusal is None and isinstance(response, HtmlResponse):
             cap = self.links_per_page_max
             keep = min(self.batch_size, cap) if cap else self.batch_size
-            scan = scan_html(response.body, response.encoding, self.refresh_ignore, keep)
+            scan = scan_html(
+                response.body, response.encoding, self.refresh_ignore, keep, self.agent
+            )
             rec["title"] = scan.title
+            nofollow = self._bfs_directives(rec, response, (scan.noindex, scan.nofollow))
             account.nofollow += scan.nofollow_links
             base = url
             if scan.base:
@@ -779,7 +785,7 @@ class LinkCrawl:
                 self._bfs_wrote(rec, fixed)  # before its links: a page may link its twin
                 wrote = True
                 page = rec["url"]
-            if scan.nofollow:
+            if nofollow:
                 account.nofollow_pages += 1
             else:
                 source = rec["source"]
@@ -790,10 +796,34 @@ class LinkCrawl:
                         yield from self._bfs_batches(url, records, source)
                         yield from requests
                         records, requests = [], []
+        elif 200 <= status < 300 and refusal is None:  # a file: its header may say noindex
+            self._bfs_directives(rec, response, (False, False))
         if not wrote and records and records[0] is rec:
             self._bfs_wrote(rec, fixed)
         yield from self._bfs_batches(url, records, rec["source"])
         yield from requests
+
+    def _bfs_directives(
+        self, rec: dict[str, Any], response: Response, meta: tuple[bool, bool]
+    ) -> bool:
+        """Flag the page ``noindex`` / ``nofollow_page`` from its robots meta tags
+        (``meta``: what the scan found) and its ``X-Robots-Tag`` headers; listed in the
+        crawl log. True when its links are not to be followed."""
+        values = response.headers.getlist(b"X-Robots-Tag")
+        header = (
+            page_directives((), [v.decode("latin-1") for v in values], self.agent)
+            if values
+            else (False, False)
+        )
+        noindex, nofollow, by = page_flags(rec, meta, header)
+        if by:
+            index_tally(self.record).page(rec["url"], noindex, nofollow, by)
+            stats = self.crawler.stats
+            if noindex:
+                stats.inc_value("links/noindex_pages")
+            if nofollow:
+                stats.inc_value("links/nofollow_pages")
+        return nofollow
 
     def _page_links(
         self, response: Response, scan: PageScan, rec: dict[str, Any]

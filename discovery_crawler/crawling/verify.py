@@ -56,6 +56,7 @@ from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.extract import scan_html
 from discovery_crawler.crawling.links import LinkCrawl, failure_refusal, settle_twins, take_twin
 from discovery_crawler.estimate import human_duration
+from discovery_crawler.indexing import index_tally, page_directives, page_flags
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.robots import RobotsDisallowed
 from discovery_crawler.middlewares.ssrf import FLAG as SSRF_FLAG
@@ -130,6 +131,7 @@ class ListedPageVerifier:
         self.verify_max_hops = settings.getint("REDIRECT_MAX_TIMES", 20)
         self.verify_refresh_delay = settings.getfloat("METAREFRESH_MAXDELAY", 100)
         self.verify_max_bytes = settings.getint("PAGE_MAX_BYTES")
+        self.agent = settings.get("ROBOTS_AGENT_TOKEN") or ""
         self._verify_policy: FilterPolicy | None = None
         interval = settings.getfloat("HOST_INTERVAL")
         tally = VerifyTally(
@@ -285,6 +287,7 @@ class ListedPageVerifier:
             urls or None,
         )
         title = canonical = None
+        meta_robots = (False, False)
         if method == "GET" and 200 <= status < 300 and isinstance(response, TextResponse):
             try:
                 delay, refresh = get_meta_refresh(response)
@@ -298,8 +301,9 @@ class ListedPageVerifier:
                     )
                     return
             if isinstance(response, HtmlResponse):
-                scan = scan_html(response.body, response.encoding, keep=0)  # no links
+                scan = scan_html(response.body, response.encoding, keep=0, agent=self.agent)
                 title = scan.title
+                meta_robots = (scan.noindex, scan.nofollow)
                 if scan.canonical:  # may name the listed URL's trailing-slash twin
                     canonical = self._verify_target(here, scan.canonical)
         found = refusal.cite(_citation(entry)).as_dict() if refusal is not None else None
@@ -307,9 +311,29 @@ class ListedPageVerifier:
             self._verify_refused(found, response.request)
         verdict = answer_verdict(status, found and found["class"], bool(chain))
         extra = {"chain": [list(hop) for hop in chain]} if chain else None
-        yield self._verify_record(
+        rec = self._verify_record(
             entry, status, chain, here, found, verdict, extra, title=title, canonical=canonical
         )
+        if 200 <= status < 300 and found is None:
+            self._verify_directives(rec.records[0], response, meta_robots)
+        yield rec
+
+    def _verify_directives(
+        self, rec: dict[str, Any], response: Response, meta: tuple[bool, bool]
+    ) -> None:
+        """Flag a verified page ``noindex`` / ``nofollow_page`` from its robots meta tags
+        (a GET answer's) and its ``X-Robots-Tag`` headers (HEAD's too)."""
+        values = response.headers.getlist(b"X-Robots-Tag")
+        header = (
+            page_directives((), [v.decode("latin-1") for v in values], self.agent)
+            if values
+            else (False, False)
+        )
+        noindex, nofollow, by = page_flags(rec, meta, header)
+        if by:
+            index_tally(self.record).page(rec["url"], noindex, nofollow, by)
+            if noindex:
+                self.crawler.stats.inc_value("verify/noindex_pages")
 
     def _verify_target(self, here: str, location: str) -> str | None:
         # the site's credentials in a Location are neither followed nor recorded
@@ -497,6 +521,16 @@ class ListedPageVerifier:
         if fixed and canonical != rec["url"]:
             take_twin(rec, canonical)  # type: ignore[arg-type]
             self.record.counts["canonical_twins"] += 1
+        elif (
+            canonical is not None
+            and not fixed
+            and canonical.startswith((self.record.site_origin or "") + "/")
+        ):
+            # Another page of the site named canonical: this one exists, and is not the
+            # one to index (as the link crawl records it).
+            rec["canonical"] = canonical
+            rec["flags"] = [*(rec.get("flags") or ()), "canonical_elsewhere"]
+            self.record.counts["canonical_elsewhere"] += 1
         if chain and final != rec["url"] and twin_key(final) == key:
             aliases = rec.setdefault("aliases", [])
             if final not in aliases:

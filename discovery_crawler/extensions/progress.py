@@ -160,6 +160,9 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     if verify is not None:  # -a verify=1: advertised against what answered
         lines.append(verify.line())
         lines.extend(verify.detail_lines())
+    indexing = getattr(record, "indexing", None)
+    if indexing is not None:  # verdicts, and sitemap URLs that are not indexable
+        lines.extend(indexing.lines())
     by_source: dict[str, int] = {}
     for attempt in record.attempts.values():
         by_source[attempt.source] = by_source.get(attempt.source, 0) + 1

@@ -706,6 +706,43 @@ def _crawl(run: dict[str, Any], max_rows: int) -> str:
     return "\n".join(out) or '<p class="muted">No crawl or throttle record.</p>'
 
 
+def _indexability(run: dict[str, Any], max_rows: int) -> str:
+    """Indexability verdicts (``indexing.py``) and the sitemap URLs that are not indexable."""
+    idx = _d(run.get("indexability"))
+    if not idx:
+        return '<p class="muted">No indexability record.</p>'
+    counts = Table(["verdict", "URLs"], max_rows, {1})
+    for verdict, n in _d(idx.get("counts")).items():
+        counts.add(esc(verdict), esc(n))
+    out = [counts.html("nothing judged")]
+    pages = [
+        (name, _d(idx.get(f"{name}_pages")).get("count") or 0) for name in ("noindex", "nofollow")
+    ]
+    out.append(
+        "<p class='muted'>Pages whose robots meta tag or X-Robots-Tag says "
+        + ", ".join(f"{esc(name)}: {esc(n)}" for name, n in pages)
+        + "</p>"
+    )
+    listed = _d(idx.get("listed_not_indexable"))
+    count, items = _listed(listed)
+    if count:
+        table = Table(["URL", "reason", "sitemap"], max_rows, set())
+        for item in items:
+            item = _d(item)
+            table.add(
+                link(item.get("url")),
+                esc(item.get("reason")),
+                link(item.get("sitemap")),
+                url_col=0,
+            )
+        out.append(
+            f'<h3 id="listed-not-indexable">Sitemap URLs that are not indexable ({count:,}): '
+            f"{_badges(listed.get('reasons'))}</h3>"
+        )
+        out.append(table.html("none"))
+    return "\n".join(out)
+
+
 SECTIONS = (
     ("pictures", "Pictures"),
     ("tree-section", "Path tree"),
@@ -713,6 +750,7 @@ SECTIONS = (
     ("selection", "Selection: kept and cut"),
     ("refusals", "Refusals"),
     ("verify", "Verify: advertised against live"),
+    ("indexability", "Indexability"),
     ("kinds", "Kinds"),
     ("robots", "Robots"),
     ("sitemaps", "Sitemap attempts"),
@@ -735,6 +773,7 @@ def render_report(
         "selection": _selection(run, max_rows),
         "refusals": _refusals(run, max_rows),
         "verify": _verify(run, max_rows),
+        "indexability": _indexability(run, max_rows),
         "kinds": _kinds(run),
         "robots": _robots(run, max_rows),
         "sitemaps": _sitemaps(run, max_rows),

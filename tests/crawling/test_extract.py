@@ -161,3 +161,20 @@ def test_a_scan_leaves_no_cyclic_garbage_and_bad_input_leaves_the_next_scan_inta
             scan_html(bad, encoding)
             scan = scan_html(good, encoding)
             assert (scan.title, [h for h, _ in scan.links]) == ("T", ["/x"])
+
+
+@pytest.mark.parametrize(
+    ("head", "noindex", "nofollow"),
+    [
+        ('<meta name="robots" content="noindex">', True, False),
+        ('<meta name="ROBOTS" content="NOFOLLOW">', False, True),
+        ('<meta name="robots" content="none">', True, True),
+        ('<meta name="discovery-crawler" content="noindex">', True, False),
+        ('<meta name="googlebot" content="noindex, nofollow">', False, False),
+        ('<meta name="robots" content="index, follow">', False, False),
+    ],
+)
+def test_scan_reads_robots_meta_for_us(head, noindex, nofollow):
+    body = f"<html><head>{head}</head><body><a href='/x'>x</a></body></html>".encode()
+    scan = scan_html(body, "utf-8", agent="discovery-crawler")
+    assert (scan.noindex, scan.nofollow) == (noindex, nofollow)

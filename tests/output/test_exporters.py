@@ -366,6 +366,7 @@ EXTRAS = {
     "redirected_to": "https://example.com/b",
     "live": False,
     "canonical": "https://example.com/",
+    "indexability": "robots_disallowed",
 }
 
 
@@ -390,7 +391,7 @@ def test_extra_fields_follow_the_stage_fields_and_survive_the_rewrite(ext, tmp_p
         assert list(first) == list(RECORD_FIELDS)
         assert [first[name] for name in EXTRA_FIELDS] == [
             "Disallow: /internal/", "*", "old-suffix", '["https://example.com/a/"]',
-            "https://example.com/b", "false", "https://example.com/",
+            "https://example.com/b", "false", "https://example.com/", "robots_disallowed",
         ]  # fmt: skip
         assert [second[name] for name in EXTRA_FIELDS] == [""] * len(EXTRA_FIELDS)
     else:

@@ -165,12 +165,33 @@ def test_empty_run_renders_every_section():
             "selection",
             "refusals",
             "verify",
+            "indexability",
             "kinds",
             "robots",
             "sitemaps",
             "crawl",
         }
         assert "No path tree" in html and "no sitemap was tried" in html
+
+
+def test_indexability_section_lists_sitemap_urls_not_indexable():
+    run = {
+        "indexability": {
+            "counts": {"indexable": 4, "noindex": 2},
+            "listed_not_indexable": {
+                "count": 2,
+                "reasons": {"noindex": 2},
+                "items": [{"url": "https://example.com/n/", "reason": "noindex", "sitemap": "s"}],
+            },
+            "noindex_pages": {"count": 2},
+            "nofollow_pages": {"count": 0},
+        }
+    }
+    doc = lxml.html.document_fromstring(render_report(run))
+    section = doc.get_element_by_id("indexability")
+    text = section.text_content()
+    assert "Sitemap URLs that are not indexable (2)" in text
+    assert "https://example.com/n/" in text and "noindex: 2" in text
 
 
 def test_failed_run_shows_the_failure():
