@@ -46,7 +46,17 @@ from discovery_crawler.rendering import RenderUnavailable, plan_render
 if TYPE_CHECKING:
     import argparse
 
+    from scrapy.crawler import Crawler
     from scrapy.settings import Settings
+
+
+def _started(crawler: Crawler) -> bool:
+    """Whether the crawl got as far as its stats (Scrapy raises RuntimeError before)."""
+    try:
+        crawler.stats  # noqa: B018
+    except RuntimeError:
+        return False
+    return True
 
 
 class Command(ScrapyCrawlCommand):
@@ -149,6 +159,10 @@ class Command(ScrapyCrawlCommand):
             # A run never judged did not reach its end (its spider never closed).
             judged = run.record.judged
             self.exitcode = exit_code(run.record.outcome if judged else INTERRUPTED)
+        elif not _started(crawler):
+            # The crawl failed before it started (a component's from_crawler raised: its
+            # traceback is logged); Crawler.stats would raise a second one here.
+            self.exitcode = 1
         elif outcome := crawler.stats.get_value("discovery/outcome"):  # a run of its own
             self.exitcode = exit_code(outcome)
         elif self.crawler_process.bootstrap_failed or crawler.stats.get_value("discovery/failed"):

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.outcomes import (
     BAD_ARGUMENTS,
     BOUNDED,
@@ -60,7 +59,7 @@ from discovery_crawler.sites_file import (
     problem_lines,
     read_text,
 )
-from discovery_crawler.spiders.base import check_run_settings
+from discovery_crawler.spiders.base import check_run_settings, check_setting_values
 from discovery_crawler.spiders.discover import DiscoverSpider
 
 if TYPE_CHECKING:
@@ -213,6 +212,10 @@ class Command(ScrapyCommand):
             sites, problems = parse_sites(read_text(path))
         except SitesFileError as exc:
             self._fail(exc.lines, BAD_ARGUMENTS)
+        try:
+            check_setting_values(self.settings)  # each -s, once, before the lines
+        except ValueError as exc:
+            self._fail([str(exc)], BAD_ARGUMENTS)
         problems += self._check(root, sites)
         if problems or not sites:
             self._fail(problem_lines(path, sites, problems), BAD_ARGUMENTS)
@@ -243,7 +246,7 @@ class Command(ScrapyCommand):
             try:
                 options = DiscoverSpider.parse_options(arguments)
                 check_run_settings(options, self.settings)
-            except ArgumentError as exc:
+            except ValueError as exc:  # ArgumentError, and what a setting's value raises
                 problems.append(Problem(site.line, str(exc)))
         return problems
 
