@@ -160,6 +160,7 @@ class Running:
     log: Path
     runs_before: int
     process: subprocess.Popen[bytes]
+    told: bool = False  # the stop signal was passed on to it
 
 
 class Command(ScrapyCommand):
@@ -288,17 +289,25 @@ class Command(ScrapyCommand):
         codes: list[int] = []
         stop: list[int] = []  # the signals received
 
+        def tell(each: Running, signum: int) -> None:
+            if each.process.poll() is None:
+                os.kill(each.process.pid, signum)
+                each.told = True
+
         def on_signal(signum: int, _frame: FrameType | None) -> None:
             stop.append(signum)
             for each in running:
-                if each.process.poll() is None:
-                    os.kill(each.process.pid, signum)
+                tell(each, signum)
 
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             while pending or running:
                 while pending and len(running) < parallel and not stop:
                     running.append(self._start(pending.popleft(), root, settings))
+                    if stop and not running[-1].told:
+                        # The signal came while the site's process was being started:
+                        # not yet in ``running``, it was not told, and would run on.
+                        tell(running[-1], stop[0])
                 if stop and pending:
                     for site in pending:
                         print(f"{site.folder}: not run (rediscover was stopped)", flush=True)
