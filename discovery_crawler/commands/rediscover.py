@@ -281,6 +281,10 @@ class Command(ScrapyCommand):
         code = running.process.returncode
         runs = _runs(running.out)
         run = runs[-1] if len(runs) > running.runs_before and isinstance(runs[-1], dict) else None
+        if code in (BUSY, BAD_ARGUMENTS):
+            # Refused before it ran, it wrote no entry: a new one is the holder's (a plain
+            # run that finished meanwhile), not this site's — its URLs were said as ours.
+            run = None
         print(site_line(running.site.folder, code, run, running.log), flush=True)
         return code
 
