@@ -8,6 +8,7 @@ echoing them (``redact_credentials``): no message, log or file of the run holds 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -282,7 +283,14 @@ INVENTORY_NAME = "inventory.jsonl"
 
 
 def default_out_dir(url: str) -> Path:
-    """``./discovery/<host>/``: where a run keeps its files when ``-a out=`` is not given."""
+    """``./discovery/<host>/``: where a run keeps its files when ``-a out=`` is not given.
+
+    The host as the URL normalizes (lower case, an IDN in its ``xn--`` form, no default
+    port), so ``https://EXAMPLE.com`` and ``https://example.com:443/`` share one folder —
+    and its lock and state — and two IDNs never fold into one ``_``-filled name."""
+    # A URL that does not normalize is refused by the spider: its folder is never used.
+    with contextlib.suppress(UrlError):
+        url = normalize(url)
     host = re.sub(r"[^A-Za-z0-9._-]", "_", host_of(url)) or "site"
     return Path("discovery") / host
 

@@ -103,7 +103,10 @@ def parse_sites(text: str) -> tuple[list[Site], list[Problem]]:
     sites: list[Site] = []
     problems: list[Problem] = []
     folders: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    # Lines end at "\n" only (a "\r" before it is blank space): str.splitlines() also ends
+    # them at a form feed, U+2028 and others, which would put every later number off by one
+    # from the line an editor (and the not-UTF-8 error) shows.
+    for number, line in enumerate(text.split("\n"), 1):
         found = parse_line(number, line)
         if isinstance(found, Problem):
             problems.append(found)

@@ -55,7 +55,7 @@ def test_a_comment_or_blank_line_is_skipped(text):
 @given(st.text(max_size=300))
 def test_any_text_parses_without_error_and_every_line_is_accounted(text):
     sites, problems = parse_sites(text)
-    lines = text.splitlines()
+    lines = text.split("\n")
     numbers = [s.line for s in sites] + [p.line for p in problems]
     assert len(numbers) == len(set(numbers))  # a line is a site, a problem or nothing
     assert all(1 <= n <= len(lines) for n in numbers)
@@ -94,6 +94,40 @@ def test_two_lines_into_one_folder_are_refused_at_the_second():
     sites, problems = parse_sites(text)
     assert [s.line for s in sites] == [1]
     assert problems == [Problem(3, "runs into example.com/ as line 1 does; keep one")]
+
+
+def test_lines_are_numbered_as_an_editor_numbers_them():
+    """A form feed, U+2028 or U+0085 inside a line does not end it: the malformed line is
+    said by the number ``wc -l`` and an editor give it (and CRLF ends a line as LF)."""
+    text = "https://a.com/\x0c\r\nfoo\r\nhttps://b.com/ mode=links\u2028\x85\nbar\n"
+    sites, problems = parse_sites(text)
+    assert [s.line for s in sites] == [1, 3]
+    assert [p.line for p in problems] == [2, 4]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("https://EXAMPLE.com", "https://example.com/"),
+        ("https://example.com:443/", "https://Example.com/sitemap.xml"),
+        ("https://هاكنتوش.com/", "https://xn--mgbg4a8cpdl.com/"),
+        ("https://%D9%87%D8%A7%D9%83%D9%86%D8%AA%D9%88%D8%B4.com/", "https://هاكنتوش.com/"),
+    ],
+)
+def test_one_host_written_two_ways_is_one_folder(first, second):
+    """Upper case, a default port, an IDN in Unicode, percent-encoded or xn-- form: one
+    host, one folder (and a plain run's default folder is the same one)."""
+    sites, problems = parse_sites(f"{first}\n{second}\n")
+    assert len(problems) == 1 and problems[0].line == 2, problems
+    assert sites[0].folder == problems[0].message.split()[2].rstrip("/")
+    assert sites[0].folder.isascii() and sites[0].folder == sites[0].folder.lower()
+
+
+def test_two_idns_of_one_length_are_two_folders():
+    """Two IDNs never fold into one ``_``-filled name (``b_cher.de``) and refuse each other."""
+    sites, problems = parse_sites("https://bücher.de/\nhttps://bäcker.de/\n")
+    assert problems == []
+    assert [s.folder for s in sites] == ["xn--bcher-kva.de", "xn--bcker-gra.de"]
 
 
 def test_a_port_is_part_of_the_folder():

@@ -50,10 +50,20 @@ from discovery_crawler.rendering import RenderUnavailable, plan_render
 if TYPE_CHECKING:
     import argparse
 
+    from scrapy.crawler import Crawler
     from scrapy.settings import Settings
 
 # The exit statuses of the runs a sitemap is written after (commands/sitemap.py).
 SITEMAP_AFTER = (EXIT_CODES["completed"], EXIT_CODES["bounded"])
+
+
+def _started(crawler: Crawler) -> bool:
+    """Whether the crawl got as far as its stats (Scrapy raises RuntimeError before)."""
+    try:
+        crawler.stats  # noqa: B018
+    except RuntimeError:
+        return False
+    return True
 
 
 class Command(ScrapyCrawlCommand):
@@ -167,6 +177,10 @@ class Command(ScrapyCrawlCommand):
             self.exitcode = exit_code(run.record.outcome if judged else INTERRUPTED)
             if judged and run.options.write_sitemap and self.exitcode in SITEMAP_AFTER:
                 self.exitcode = self._write_sitemap(run, crawler.settings) or self.exitcode
+        elif not _started(crawler):
+            # The crawl failed before it started (a component's from_crawler raised: its
+            # traceback is logged); Crawler.stats would raise a second one here.
+            self.exitcode = 1
         elif outcome := crawler.stats.get_value("discovery/outcome"):  # a run of its own
             self.exitcode = exit_code(outcome)
         elif self.crawler_process.bootstrap_failed or crawler.stats.get_value("discovery/failed"):

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.outcomes import (
     BAD_ARGUMENTS,
     BOUNDED,
@@ -60,7 +59,7 @@ from discovery_crawler.sites_file import (
     problem_lines,
     read_text,
 )
-from discovery_crawler.spiders.base import check_run_settings
+from discovery_crawler.spiders.base import check_run_settings, check_setting_values
 from discovery_crawler.spiders.discover import DiscoverSpider
 
 if TYPE_CHECKING:
@@ -161,6 +160,7 @@ class Running:
     log: Path
     runs_before: int
     process: subprocess.Popen[bytes]
+    told: bool = False  # the stop signal was passed on to it
 
 
 class Command(ScrapyCommand):
@@ -213,6 +213,10 @@ class Command(ScrapyCommand):
             sites, problems = parse_sites(read_text(path))
         except SitesFileError as exc:
             self._fail(exc.lines, BAD_ARGUMENTS)
+        try:
+            check_setting_values(self.settings)  # each -s, once, before the lines
+        except ValueError as exc:
+            self._fail([str(exc)], BAD_ARGUMENTS)
         problems += self._check(root, sites)
         if problems or not sites:
             self._fail(problem_lines(path, sites, problems), BAD_ARGUMENTS)
@@ -243,7 +247,7 @@ class Command(ScrapyCommand):
             try:
                 options = DiscoverSpider.parse_options(arguments)
                 check_run_settings(options, self.settings)
-            except ArgumentError as exc:
+            except ValueError as exc:  # ArgumentError, and what a setting's value raises
                 problems.append(Problem(site.line, str(exc)))
         return problems
 
@@ -277,6 +281,10 @@ class Command(ScrapyCommand):
         code = running.process.returncode
         runs = _runs(running.out)
         run = runs[-1] if len(runs) > running.runs_before and isinstance(runs[-1], dict) else None
+        if code in (BUSY, BAD_ARGUMENTS):
+            # Refused before it ran, it wrote no entry: a new one is the holder's (a plain
+            # run that finished meanwhile), not this site's — its URLs were said as ours.
+            run = None
         print(site_line(running.site.folder, code, run, running.log), flush=True)
         return code
 
@@ -285,17 +293,25 @@ class Command(ScrapyCommand):
         codes: list[int] = []
         stop: list[int] = []  # the signals received
 
+        def tell(each: Running, signum: int) -> None:
+            if each.process.poll() is None:
+                os.kill(each.process.pid, signum)
+                each.told = True
+
         def on_signal(signum: int, _frame: FrameType | None) -> None:
             stop.append(signum)
             for each in running:
-                if each.process.poll() is None:
-                    os.kill(each.process.pid, signum)
+                tell(each, signum)
 
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             while pending or running:
                 while pending and len(running) < parallel and not stop:
                     running.append(self._start(pending.popleft(), root, settings))
+                    if stop and not running[-1].told:
+                        # The signal came while the site's process was being started:
+                        # not yet in ``running``, it was not told, and would run on.
+                        tell(running[-1], stop[0])
                 if stop and pending:
                     for site in pending:
                         print(f"{site.folder}: not run (rediscover was stopped)", flush=True)

@@ -55,11 +55,25 @@ def _key(key: Any) -> str:
     return json.dumps({key: 0}, ensure_ascii=False)[1:-4]
 
 
+# The process's umask, read once at import (reading it means setting it: not while the
+# run's threads create files).
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+def give_usual_mode(fd: int) -> None:
+    """A temporary file about to be renamed into place gets the mode ``open()`` would have
+    given it (0644 under the usual umask): ``mkstemp`` makes it 0600, so the crawl log or
+    state of a run under Scrapyd's user was unreadable to a monitor running as another."""
+    os.fchmod(fd, 0o666 & ~_UMASK)
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` so readers see the old or the new file, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        give_usual_mode(fd)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(json_shallow(data))
             fh.write("\n")

@@ -43,6 +43,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any
 
+from discovery_crawler.output.crawl_log import give_usual_mode
 from discovery_crawler.output.kill_points import kill_point
 from discovery_crawler.output.state_changes import CHANGES_NAME, Changes, write_changes
 from discovery_crawler.output.state_format import (
@@ -535,6 +536,7 @@ class RunState:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._sweep()  # once more: a run killed a moment before this one began is old now
         fd, tmp_name = tempfile.mkstemp(prefix=f".{STATE_NAME}.", suffix=".tmp", dir=self.out_dir)
+        give_usual_mode(fd)
         hold(fd)
         tmp = Path(tmp_name)
         try:

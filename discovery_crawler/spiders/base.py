@@ -4,6 +4,7 @@ owner (``extensions/run.py``, the ``DISCOVERY_RUN`` setting)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -131,8 +132,46 @@ def check_run_settings(options: RunOptions, settings: BaseSettings) -> None:
     formats, and the start URL's length against ``URLLENGTH_LIMIT`` (``-s`` may raise
     it). Both entry points call it before a crawler is built (the ``crawl`` command) and
     again as the crawler is configured (Scrapyd, a script)."""
+    check_setting_values(settings)
     check_feed_formats(settings.getdict("FEEDS"))
     check_url_length(options.url, settings.getint("URLLENGTH_LIMIT"))
+
+
+COMMAND_LINE = SETTINGS_PRIORITIES["cmdline"]  # -s, and Scrapyd's setting=
+_KINDS = ((bool, "0 or 1"), (int, "a whole number"), (float, "a number"), (dict, "a JSON object"))
+
+
+def check_setting_values(settings: BaseSettings) -> None:
+    """Each ``-s NAME=value`` (Scrapyd's ``setting=``) read as its setting's type — the
+    default's, in this project's ``settings.py`` or Scrapy's — before anything runs: a
+    value a component cannot read ended the crawl at its start in two tracebacks and
+    exit 1 (``-s HOST_INTERVAL=abc``). ``ValueError``, one line naming what was typed."""
+    from scrapy.settings import default_settings
+
+    from discovery_crawler import settings as project
+
+    getters = {bool: settings.getbool, int: settings.getint, float: settings.getfloat}
+    getters[dict] = settings.getdict
+    for name, value in settings.items():
+        if not isinstance(value, str) or settings.getpriority(name) != COMMAND_LINE:
+            continue
+        default = getattr(project, name, getattr(default_settings, name, None))
+        for kind, words in _KINDS:
+            if isinstance(default, kind):
+                try:
+                    getters[kind](name)
+                except (TypeError, ValueError):
+                    shown = (
+                        json.dumps(default)
+                        if kind is dict
+                        else int(default)
+                        if kind is bool
+                        else default
+                    )
+                    raise ValueError(
+                        f"setting {name}: {value!r} is not {words} (its default: -s {name}={shown})"
+                    ) from None
+                break
 
 
 REDIS_SCHEDULER = "discovery_crawler.distributed.scheduler.RedisScheduler"

@@ -157,3 +157,32 @@ def test_a_refused_run_writes_its_line_and_outcome_to_log_file(args, outcome, st
     text = log.read_text(encoding="utf-8")
     assert f" ERROR: {line}\n" in text
     assert f"(exit status {status}): {{'discovery/outcome': '{outcome}'}}\n" in text
+
+
+@pytest.mark.parametrize(
+    ("spider", "setting", "expected"),
+    [
+        ("discover", "HOST_INTERVAL=abc", "setting HOST_INTERVAL: 'abc' is not a number"),
+        ("links", "CONCURRENT_REQUESTS=1.5", "'1.5' is not a whole number (its default: -s"),
+        ("discover", "ROBOTSTXT_OBEY=maybe", "setting ROBOTSTXT_OBEY: 'maybe' is not 0 or 1"),
+        ("discover", "HOST_INTERVAL_OVERRIDES=[1", "'[1' is not a JSON object"),
+    ],
+)
+def test_cli_bad_setting_value_one_line_exit_2(spider, setting, expected, tmp_path):
+    """A ``-s`` value its setting cannot take (Scrapyd's ``setting=`` too) is said in one
+    line naming it, exit 2, nothing written — it was two tracebacks (the crawl's start,
+    then ``Crawler.stats is not set yet``) and exit 1."""
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "scrapy", "crawl", spider, "-a", "url=http://127.0.0.1:9/"]
+    proc = subprocess.run(
+        [*cmd, "-a", f"out={out}", "-s", setting],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == [lines[0]] and lines[0].startswith("error: setting "), proc.stderr[-2000:]
+    assert expected in lines[0]
+    assert not out.exists()

@@ -134,6 +134,19 @@ def test_a_bad_sites_file_is_refused_by_line_and_nothing_runs(tmp_path):
     ]
 
 
+def test_a_bad_setting_value_is_refused_once_and_nothing_runs(tmp_path):
+    """``-s HOST_INTERVAL=abc``: one line naming it, exit 2, no root — each site's crawl
+    failed with two tracebacks in its log and rediscover said only "failed (exit 1)"."""
+    sites, root = tmp_path / "sites.txt", tmp_path / "root"
+    sites.write_text("https://example.com/\nhttps://example.org/\n")
+    result = rediscover(sites, root, "-s", "HOST_INTERVAL=abc")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.splitlines() == [
+        "error: setting HOST_INTERVAL: 'abc' is not a number (its default: -s HOST_INTERVAL=1.0)"
+    ]
+    assert result.stdout == "" and not root.exists()
+
+
 def test_a_held_root_or_site_is_busy(serve, tmp_path):
     """A rediscover holding the root refuses a second one (exit 8, naming it, no site
     run); a site whose folder another run holds says busy, the others run, exit 1."""

@@ -178,6 +178,34 @@ def test_a_feed_that_fails_at_its_end_is_told_by_the_summary_and_the_crawl_log(
     assert len(summary) == 2, summary  # the moment, then the summary's first line
 
 
+def test_files_renamed_into_place_are_readable_as_open_makes_them(serve, real_site, tmp_path):
+    """A file written under a temporary name and renamed gets the mode ``open()`` gives
+    (0644 under umask 022), as the feed does: ``mkstemp``'s 0600 made the crawl log,
+    state, changes and job.json of a run under Scrapyd's user unreadable to a monitor."""
+    server = serve(real_site, rewrite=[PRODUCTION])
+    out, job = tmp_path / "out", tmp_path / "job"
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={server.url('/')}"]
+    cmd += ["-a", f"out={out}", "-a", "mode=sitemap", "-s", "HOST_INTERVAL=0"]
+    cmd += ["-s", "PROGRESS_INTERVAL=0", "-s", f"JOBDIR={job}"]
+    proc = subprocess.run(
+        cmd,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: os.umask(0o022),  # the mode the test expects
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    modes = {
+        path.name: oct(path.stat().st_mode & 0o777)
+        for folder in (out, job)
+        for path in folder.iterdir()
+        if path.is_file() and not path.name.endswith(".lock")
+    }
+    assert {"_crawl-log.json", "state.json", "job.json", "inventory.jsonl"} <= modes.keys()
+    assert set(modes.values()) == {"0o644"}, modes
+
+
 def test_a_job_json_of_another_shape_is_kept_aside_with_one_warning(serve, real_site, tmp_path):
     """``job.json`` with wrong types used to crash every later run with a traceback until
     deleted: now it is moved aside, one warning names it, and the run goes on as a new
