@@ -792,14 +792,14 @@ def main(argv: list[str] | None = None) -> int:
             "usage: python -m discovery_crawler.output.report CRAWL_LOG [REPORT]", file=sys.stderr
         )
         return 2
-    log_path = Path(args[0])
+    log_path = tree_text.log_path_of(args[0])
     try:
-        runs = json.loads(log_path.read_text(encoding="utf-8"))["runs"]
-        run = runs[-1]
-        if not isinstance(run, dict):
-            raise TypeError("the last run is not an object")
-    except (OSError, ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
-        print(f"{log_path}: not a crawl log with runs ({exc})", file=sys.stderr)
+        run = tree_text.load_run(log_path)
+    except tree_text.LogError as exc:  # one line, as ``--tree`` says it
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.status
+    except RecursionError:
+        print(f"error: {log_path}: not a crawl log (nested too deep)", file=sys.stderr)
         return 1
     out = Path(args[1]) if len(args) > 1 else log_path.with_name(REPORT_NAME)
     try:

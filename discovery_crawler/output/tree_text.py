@@ -63,7 +63,14 @@ def load_run(path: Path, run: int | None = None) -> dict[str, Any]:
     """Run ``run`` of the crawl log at ``path`` (1 = the first, negative from the end;
     None: the last), or ``LogError`` saying why not."""
     if not path.exists():
-        raise LogError(f"{clean(path)}: no such file (give a _crawl-log.json)", 2)
+        where = "a run's out folder (./discovery/HOST/ by default) or its _crawl-log.json"
+        if path.name == "_crawl-log.json" and path.parent.is_dir():
+            raise LogError(
+                f"{clean(path.parent)}: no _crawl-log.json in this folder (no run wrote "
+                f"here); give {where}",
+                2,
+            )
+        raise LogError(f"{clean(path)}: no such file or folder; give {where}", 2)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
