@@ -364,11 +364,11 @@ def _groups(run: dict[str, Any], max_rows: int) -> str:
         conf = g.get("confidence")
         parent.add(
             shown(g.get("label")),
-            esc(g.get("shape")),
+            shown(g.get("shape")),
             esc(g.get("count")),
             f'<span class="badge {esc(conf)}">{esc(conf)}</span>',
             link(g.get("representative")),
-            esc(g.get("reason")),
+            shown(g.get("reason")),
             url_col=4,
         )
     untracked = _int(groups.get("path_groups_untracked_urls")) + _int(
@@ -468,10 +468,10 @@ def _refusals(run: dict[str, Any], max_rows: int) -> str:
             table.add(
                 link(rec.get("url")),
                 esc(rec.get("status")),
-                esc(rec.get("reason")),
+                shown(rec.get("reason")),
                 link(rec.get("final_url")),
                 link(rec.get("found_on")),
-                esc(rec.get("anchor")),
+                shown(rec.get("anchor")),
                 esc(rec.get("depth")),
                 esc(rec.get("via")),
                 url_col=0,
@@ -527,10 +527,10 @@ def _verify(run: dict[str, Any], max_rows: int) -> str:
             table.add(
                 link(item.get("url")),
                 esc(item.get("status")),
-                esc(item.get("detail")),
+                shown(item.get("detail")),
                 link(item.get("to")),
                 chain,
-                esc(item.get("reason")),
+                shown(item.get("reason")),
                 url_col=0,
             )
         out.append(f'<h3 data-verdict="{esc(verdict)}">{esc(verdict)} ({count:,})</h3>')
