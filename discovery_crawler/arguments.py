@@ -9,13 +9,18 @@ echoing them (``redact_credentials``): no message, log or file of the run holds 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from discovery_crawler.refusals import download_cap_text, tls_failure_reason
 from discovery_crawler.urls.normalize import UrlError, host_of, normalize, origin_of
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 MODES = ("auto", "sitemap", "links", "union")
 RENDER = ("never", "auto", "always")
@@ -123,7 +128,17 @@ def validate_url(value: object) -> str:
             f"port 0 in {shown!r} is no port a site is served on; give the site's port "
             "(1-65535), or none for the scheme's own (80 for http, 443 for https)",
         )
+    try:
+        normalize(url)  # a host no request can name (``xn--invalid-``, ``a..com``)
+    except UrlError as exc:
+        raise ArgumentError("url", f"{exc}; expected {accepted}") from None
     return url
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """``; did you mean 'massive'?`` when one of ``choices`` is close to ``value``."""
+    close = difflib.get_close_matches(value, list(choices), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def check_url_length(url: str, limit: int) -> None:
@@ -220,13 +235,17 @@ class RunOptions:
         mode = str(args.pop("mode", "auto")).strip().lower()
         if mode not in MODES:
             raise ArgumentError(
-                "mode", f"{mode!r} is not a mode; expected one of {', '.join(MODES)}"
+                "mode",
+                f"{mode!r} is not a mode; expected one of {', '.join(MODES)}"
+                + did_you_mean(mode, MODES),
             )
         opts["mode"] = mode
         profile = str(args.pop("profile", "default")).strip().lower()
         if profile not in profiles:
             raise ArgumentError(
-                "profile", f"{profile!r} is not a profile; expected one of {', '.join(profiles)}"
+                "profile",
+                f"{profile!r} is not a profile; expected one of {', '.join(profiles)}"
+                + did_you_mean(profile, profiles),
             )
         opts["profile"] = profile
         if "out" in args:
@@ -260,22 +279,30 @@ class RunOptions:
         if "render" in args:
             render = str(args.pop("render")).strip().lower()
             if render not in RENDER:
-                raise ArgumentError("render", f"{render!r}; expected one of {', '.join(RENDER)}")
+                raise ArgumentError(
+                    "render",
+                    f"{render!r}; expected one of {', '.join(RENDER)}"
+                    + did_you_mean(render, RENDER),
+                )
             opts["render"] = render
         # Scrapyd passes its own arguments with a leading underscore (``_job``).
         extra = {k: str(v) for k, v in args.items() if k.startswith("_")}
         unknown = sorted(k for k in args if not k.startswith("_"))
         if unknown:
-            known = ", ".join(
-                sorted(
-                    f
-                    for f in cls.__dataclass_fields__
-                    if f not in ("extra", "input_kind", "scheme_added")
-                )
+            names = argument_names()
+            raise ArgumentError(
+                unknown[0],
+                f"unknown argument; known arguments are {', '.join(names)}"
+                + did_you_mean(unknown[0], names),
             )
-            raise ArgumentError(unknown[0], f"unknown argument; known arguments are {known}")
         opts["extra"] = extra
         return cls(**opts)  # type: ignore[arg-type]
+
+
+def argument_names() -> list[str]:
+    """The ``-a`` arguments a run takes, sorted."""
+    internal = ("extra", "input_kind", "scheme_added")
+    return sorted(f for f in RunOptions.__dataclass_fields__ if f not in internal)
 
 
 # The inventory in the out folder when no feed is given (spiders/base.py, api.py).

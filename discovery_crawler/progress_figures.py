@@ -89,14 +89,23 @@ EXACT, ESTIMATE, AT_LEAST, AT_MOST = "", "~", "≥ ", "≤ "
 
 
 def crawl_total(
-    done: int, queued: int, growth: float | None, budget: int | None = None, full: bool = False
+    done: int,
+    queued: int,
+    growth: float | None,
+    budget: int | None = None,
+    full: bool = False,
+    listing: bool = False,
 ) -> tuple[int, str]:
     """(the pages the crawl will have done in all, how sure: ``EXACT``, ``ESTIMATE``,
-    ``AT_LEAST`` or ``AT_MOST``). ``full``: the budget is all admitted, no page is added."""
+    ``AT_LEAST`` or ``AT_MOST``). ``full``: the budget is all admitted, no page is added.
+    ``listing``: sitemaps still being read will admit pages (union mode), so an empty
+    frontier is no end (never ``100%``)."""
     done, queued = max(0, done), max(0, queued)
     known = done + queued
-    if full or queued == 0:
+    if full or (queued == 0 and not listing):
         return known, EXACT  # nothing more is admitted, or nothing left (or not begun)
+    if queued == 0:
+        return known, AT_LEAST  # the sitemaps' listings are still to come
     if growth is None:
         total, sure = known, AT_LEAST
     else:
@@ -178,6 +187,8 @@ class CrawlFigures:
     queued: int
     admitted: int
     budget: int | None = None
+    listed: int = 0  # of ``admitted``, listed by a sitemap (union mode)
+    listing: bool = False  # sitemaps still being read will admit more (union mode)
     refusals: int = 0
     interval: float = 0.0
     budget_name: str = "max_pages"
@@ -251,7 +262,12 @@ def crawl_part(figures: CrawlFigures, rate: float | None, growth: float | None =
     ``max_pages`` binds first (then the ETA is a range: at least the frontier's, at most
     the budget's)."""
     total, sure = crawl_total(
-        figures.done, figures.queued, growth, figures.budget, figures.budget_full
+        figures.done,
+        figures.queued,
+        growth,
+        figures.budget,
+        figures.budget_full,
+        figures.listing,
     )
     text = f"pages {figures.done:,} fetched"
     if figures.done or figures.queued:

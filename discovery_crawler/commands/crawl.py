@@ -25,8 +25,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.spiderloader import get_spider_loader
 
-from discovery_crawler.arguments import ArgumentError
-from discovery_crawler.commands.mistakes import CommandLineMistake, check_command_line
+from discovery_crawler.arguments import ArgumentError, argument_names
+from discovery_crawler.commands.mistakes import (
+    CommandLineMistake,
+    check_command_line,
+    check_settings,
+    one_line_errors,
+)
 from discovery_crawler.distributed.connection import RedisUnavailable
 from discovery_crawler.extensions.run import run_of
 from discovery_crawler.middlewares.ssrf import guard_policy, unguarded_connections
@@ -67,6 +72,10 @@ def _started(crawler: Crawler) -> bool:
 
 
 class Command(ScrapyCrawlCommand):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        one_line_errors(parser)
+
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         self._check_command_line(args, opts)  # before Scrapy reads -o/-O its own way
         super().process_options(args, opts)
@@ -125,7 +134,9 @@ class Command(ScrapyCrawlCommand):
                 available_profiles(),
                 formats_of,
                 self.settings.getwithbase("FEED_EXPORTERS"),
+                argument_names(),
             )
+            check_settings(opts.set, self.settings.get)
         except CommandLineMistake as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(BAD_ARGUMENTS) from None

@@ -9,14 +9,25 @@ calls ``check_command_line`` first and exits with status 2 on a ``CommandLineMis
   apply (the project's profiles are ``-a profile=NAME``);
 - ``-O inventory.txt``: Scrapy's message lists every exporter it knows (xml, marshal,
   pickle …), which the project's spiders then refuse; this one names the formats the
-  spider writes.
+  spider writes; ``-O some/folder`` says it is a folder;
+- no spider (``scrapy crawl``), or words after it that are no option (``scrapy crawl
+  discover https://example.com``, ``--max-pages 5``): Scrapy prints its whole help, or
+  "more than one spider";
+- ``-s HOST_INTERVAL=abc``: Scrapy would take it and fail with a traceback once a component
+  reads it; the value is read here as the setting's default's type;
+- an option Scrapy's parser refuses (``-O`` with no value): its usage block and the error,
+  five lines, become one (``one_line_errors``, for every command of the project).
 """
 
 from __future__ import annotations
 
 import difflib
-from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+import re
+import sys
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from scrapy.settings import Settings
 
 if TYPE_CHECKING:
     import argparse
@@ -79,6 +90,13 @@ def feed_mistake(
     (jsonlines), json and csv: use -O inventory.jsonl or -O inventory.csv`` — None when
     ``element``'s format is one of ``formats`` (``known``: every format Scrapy would
     read after a colon)."""
+    if "://" not in element and element not in ("-", "") and Path(element).is_dir():
+        first = formats[0] if formats else "jsonl"
+        inside = PurePath(element) / f"inventory.{first}"
+        return (
+            f"{flag} {element}: is a folder, not a feed file; use {flag} {inside} "
+            f"(or -a out={element} for the run's folder)"
+        )
     fmt = feed_format_of(element, [*known, *formats])
     if fmt in formats:
         return None
@@ -99,6 +117,39 @@ def feed_mistake(
     )
 
 
+def no_spider_mistake(spiders: Sequence[str]) -> str:
+    """``scrapy crawl`` alone."""
+    first = "discover" if "discover" in spiders else (sorted(spiders) or ["SPIDER"])[0]
+    return (
+        f"no spider given (spiders: {', '.join(sorted(spiders)) or 'none'}); "
+        f"e.g. scrapy crawl {first} -a url=https://example.com/"
+    )
+
+
+def extra_word_mistake(name: str, word: str, value: str | None, arguments: Iterable[str]) -> str:
+    """A word after the spider's name that Scrapy's parser did not take: an option it does
+    not know (``--max-pages``), a URL, or a second spider."""
+    if word.startswith("-"):
+        key, eq, given = word.lstrip("-").partition("=")
+        key = key.replace("-", "_")
+        given = given if eq else (value or "VALUE")
+        if key in set(arguments):
+            return (
+                f"unknown option {word}; spider arguments go as -a NAME=VALUE: "
+                f"did you mean -a {key}={given}?"
+            )
+        return (
+            f"unknown option {word} (scrapy crawl -h lists the options; spider arguments "
+            f"go as -a NAME=VALUE)"
+        )
+    if "://" in word or re.fullmatch(r"[\w-]+(\.[\w-]+)+(:\d+)?(/\S*)?", word):
+        return f"{word!r} after the spider's name: give the start URL as -a url={word}"
+    return (
+        f"{word!r} after {name!r}: scrapy crawl runs one spider; its arguments go as "
+        f"-a NAME=VALUE (e.g. -a url=https://example.com/)"
+    )
+
+
 def check_command_line(
     args: Sequence[str],
     opts: argparse.Namespace,
@@ -106,14 +157,18 @@ def check_command_line(
     profiles: Iterable[str],
     formats_of: Any,
     known_formats: Iterable[str],
+    arguments: Iterable[str] = (),
 ) -> None:
     """Raise ``CommandLineMistake`` for the first slip found (``formats_of(spider)``: the
-    feed formats that spider writes)."""
-    if len(args) != 1:
-        return  # no spider, or several: Scrapy's usage message says it
+    feed formats that spider writes; ``arguments``: the ``-a`` names the spiders take)."""
+    if not args:
+        raise CommandLineMistake(no_spider_mistake(spiders))
     name = args[0]
     if (mistake := spider_name_mistake(name, spiders)) is not None:
         raise CommandLineMistake(mistake)
+    if len(args) > 1:
+        value = args[2] if len(args) > 2 and not args[2].startswith("-") else None
+        raise CommandLineMistake(extra_word_mistake(name, args[1], value, arguments))
     if (mistake := profile_option_mistake(getattr(opts, "profile", None), profiles)) is not None:
         raise CommandLineMistake(mistake)
     formats = list(formats_of(name))
@@ -121,3 +176,66 @@ def check_command_line(
         for element in elements or ():
             if (mistake := feed_mistake(flag, element, formats, known_formats)) is not None:
                 raise CommandLineMistake(mistake)
+
+
+_KINDS = (
+    (bool, "getbool", "True or False (or 1 or 0)"),
+    (int, "getint", "a whole number"),
+    (float, "getfloat", "a number"),
+    (dict, "getdict", "a JSON object"),
+)
+
+
+def setting_mistake(name: str, value: str, default: Any) -> str | None:
+    """``-s HOST_INTERVAL=abc: expected a number (HOST_INTERVAL's default: 1.0)`` when
+    ``value`` is not what Scrapy's getter for ``default``'s type reads; None when it is,
+    or the default says nothing of the type (None, a string, a list)."""
+    for kind, getter, words in _KINDS:
+        if isinstance(default, kind):
+            try:
+                getattr(Settings({name: value}), getter)(name)
+            except (ValueError, TypeError):
+                shown = "{…}" if isinstance(default, dict) else repr(default)
+                return f"-s {name}={value}: expected {words}, e.g. -s {name}={shown} (its default)"
+            return None
+    return None
+
+
+def check_settings(given: Sequence[str], defaults: Any) -> None:
+    """``given``: Scrapy's ``-s NAME=VALUE`` list; ``defaults(name)``: the default a
+    setting has (None: unknown). Raise ``CommandLineMistake`` for the first value its
+    setting cannot read."""
+    for item in given or ():
+        name, _, value = str(item).partition("=")
+        if (mistake := setting_mistake(name, value, defaults(name))) is not None:
+            raise CommandLineMistake(mistake)
+
+
+# What would work, for an option given without its value (argparse: "expected one argument").
+OPTION_EXAMPLES = {
+    "-o/--output": "-o inventory.jsonl",
+    "-O/--overwrite-output": "-O inventory.jsonl",
+    "-a": "-a url=https://example.com/",
+    "-s/--set": "-s HOST_INTERVAL=2",
+    "--run": "--run 1",
+    "--depth": "--depth 2",
+}
+
+
+def one_line_errors(parser: argparse.ArgumentParser) -> None:
+    """Scrapy's parser answers a wrong option (and a command's ``UsageError``) with its
+    usage block and the error: five lines, the one that matters last. This parser says
+    the error in one line, with an example when the option has one, and exits 2."""
+    usage = parser.usage
+
+    def error(message: str) -> NoReturn:
+        option = re.match(r"argument (\S+):", message)
+        example = OPTION_EXAMPLES.get(option.group(1)) if option else None
+        if example:
+            hint = f" (e.g. {example})"
+        else:  # the usage, unless the message shows it already
+            hint = "" if "scrapy " in message else f" (usage: {usage})"
+        print(f"error: {message}{hint}", file=sys.stderr)
+        raise SystemExit(2)
+
+    parser.error = error  # type: ignore[method-assign]

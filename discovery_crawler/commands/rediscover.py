@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from discovery_crawler.commands.mistakes import one_line_errors
 from discovery_crawler.outcomes import (
     BAD_ARGUMENTS,
     BOUNDED,
@@ -186,6 +187,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
+        one_line_errors(parser)
         parser.add_argument(
             "--root",
             metavar="DIR",
@@ -203,7 +205,7 @@ class Command(ScrapyCommand):
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         super().process_options(args, opts)
         if len(args) != 1:
-            raise UsageError("give one sites file: scrapy rediscover SITES_FILE")
+            raise UsageError("give one sites file (one URL a line): scrapy rediscover SITES_FILE")
         if opts.parallel < 1:
             raise UsageError("--parallel must be 1 or more")
 

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from discovery_crawler.commands.mistakes import one_line_errors
+
 if TYPE_CHECKING:
     import argparse
 
@@ -27,6 +29,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
+        one_line_errors(parser)
         parser.add_argument("--tree", action="store_true", help="print the trees as text")
         parser.add_argument("--run", type=int, default=None, help="run N (1 = first; default last)")
         parser.add_argument("--depth", type=int, default=None, help="cut the path tree below N")

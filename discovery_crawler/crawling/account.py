@@ -139,6 +139,8 @@ class CrawlAccount:
         self.max_pages = max_pages
         self.max_depth = max_depth
         self.requested = 0  # page requests admitted to the scheduler (max_pages counts these)
+        # ... of which a sitemap listed (union mode): no page's links grew the frontier
+        self.listed_requested = 0
         self.fetched = 0  # responses that reached the callback
         self.failed = 0  # page requests that ended without a response (the errback)
         self.status: Counter[int] = Counter()

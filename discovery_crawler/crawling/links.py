@@ -582,6 +582,7 @@ class LinkCrawl:
             meta = {"via": "sitemap", "found_on": sitemap, "anchor": None, "entry": rec}
             request = self._bfs_admit(url, depth, meta, unfetched)
             if request is not None:
+                self.account.listed_requested += 1
                 engine.crawl(request)
             else:
                 keep.extend(unfetched)

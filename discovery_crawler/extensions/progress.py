@@ -33,6 +33,7 @@ from discovery_crawler.outcomes import (
 )
 from discovery_crawler.selection.groups import groups_lines
 from discovery_crawler.selection.summary import selection_lines
+from discovery_crawler.urls.display import readable
 
 if TYPE_CHECKING:
     from typing import Self
@@ -233,6 +234,8 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
         lines.append(f"Warning: {warning}")
     for note in record.notes:
         lines.append(f"Note: {note}")
+    # URLs as a person reads them (IRIs: escaped UTF-8 decoded); the files' paths as they are
+    lines = [readable(line) for line in lines]
     for feed in feeds:
         lines.append(f"Feed: {feed}")
     lines.append(f"Crawl log: {crawl_log}")

@@ -123,6 +123,10 @@ def crawl_figures(
         done=crawl.done,
         queued=crawl.queued,
         admitted=crawl.requested,
+        listed=crawl.listed_requested,
+        # union mode: until the walk is over (nothing read yet, or some pending)
+        listing=crawl.union is not None
+        and (record.sitemaps_pending > 0 or record.sitemaps_done == 0),
         budget=crawl.max_pages,
         refusals=refused,
         interval=interval,
@@ -292,7 +296,9 @@ class ProgressLine:
         crawl = crawl_figures(record, interval, budget_name)
         if crawl is not None:
             self.crawl_rate.add(now, crawl.done)
-            self.growth.add(crawl.done, crawl.admitted)
+            # the frontier a page's links grew: a sitemap's listings (union mode) are
+            # admitted many at once while few pages are done, and are no growth
+            self.growth.add(crawl.done, crawl.admitted - crawl.listed)
             parts.append(crawl_part(crawl, self.crawl_rate.rate(), self.growth.per_page()))
         if walk is None and crawl is None:
             parts.append(f"{record.discovered:,} URLs")

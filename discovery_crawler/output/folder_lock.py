@@ -78,7 +78,7 @@ def parse_record(text: str) -> Holder | None:
             str(data["started_at"]) if data.get("started_at") else None,
             str(data["command"]) if data.get("command") else None,
         )
-    if isinstance(data, int) or text.isdigit():
+    if isinstance(data, int) or (text.isascii() and text.isdigit()):  # not "²"
         return Holder(int(text), None)
     return Holder(None, None)
 

@@ -124,10 +124,16 @@ def link(url: Any) -> str:
     """An http(s) URL as a link; anything else (``javascript:``, garbage) as plain text."""
     if not isinstance(url, str) or not url:
         return esc(url)
+    text = shown(url)  # the text as a person reads it (an IRI); the href as recorded
     if url.lower().startswith(("http://", "https://")):
-        text = esc(url)
-        return f'<a href="{text}" rel="noopener noreferrer nofollow">{text}</a>'
-    return esc(url)
+        return f'<a href="{esc(url)}" rel="noopener noreferrer nofollow">{text}</a>'
+    return text
+
+
+def shown(value: Any) -> str:
+    """Text that may hold URLs or paths, escaped, their escaped UTF-8 decoded as every
+    view of the run shows it (``urls/display.py``)."""
+    return esc(readable(value)) if isinstance(value, str) else esc(value)
 
 
 def _yesno(value: Any) -> str:
@@ -266,11 +272,11 @@ def _header(run: dict[str, Any]) -> str:
     if status == "failed" or run.get("failure"):
         out.append(
             f'<div class="banner failed" id="failure"><b>Run failed:</b> '
-            f"{esc(run.get('failure') or 'no reason recorded')}</div>"
+            f"{shown(run.get('failure') or 'no reason recorded')}</div>"
         )
     warnings = _l(run.get("warnings")) + _l(selection.get("warnings"))
     if warnings:
-        items = "".join(f"<li>{esc(w)}</li>" for w in warnings[:MAX_ROWS])
+        items = "".join(f"<li>{shown(w)}</li>" for w in warnings[:MAX_ROWS])
         out.append(f'<div class="banner warn" id="warnings"><b>Warnings</b><ul>{items}</ul></div>')
     out.append(f'<div class="totals" id="totals">{boxes}</div>')
     notes = _l(discovery.get("notes"))
@@ -344,7 +350,7 @@ def _groups(run: dict[str, Any], max_rows: int) -> str:
             else ""
         )
         path.add(
-            esc(g.get("label") or g.get("name")),
+            shown(g.get("label") or g.get("name")),
             esc(g.get("count")),
             link(g.get("representative")),
             sample_html,
@@ -357,12 +363,12 @@ def _groups(run: dict[str, Any], max_rows: int) -> str:
         g = _d(g)
         conf = g.get("confidence")
         parent.add(
-            esc(g.get("label")),
-            esc(g.get("shape")),
+            shown(g.get("label")),
+            shown(g.get("shape")),
             esc(g.get("count")),
             f'<span class="badge {esc(conf)}">{esc(conf)}</span>',
             link(g.get("representative")),
-            esc(g.get("reason")),
+            shown(g.get("reason")),
             url_col=4,
         )
     untracked = _int(groups.get("path_groups_untracked_urls")) + _int(
@@ -462,10 +468,10 @@ def _refusals(run: dict[str, Any], max_rows: int) -> str:
             table.add(
                 link(rec.get("url")),
                 esc(rec.get("status")),
-                esc(rec.get("reason")),
+                shown(rec.get("reason")),
                 link(rec.get("final_url")),
                 link(rec.get("found_on")),
-                esc(rec.get("anchor")),
+                shown(rec.get("anchor")),
                 esc(rec.get("depth")),
                 esc(rec.get("via")),
                 url_col=0,
@@ -476,7 +482,7 @@ def _refusals(run: dict[str, Any], max_rows: int) -> str:
         _more(_int(ref.get("total")), _int(ref.get("listed")) or len(_l(ref.get("records"))))
     )
     for group in _l(ref.get("identical_content")):
-        out.append(f'<div class="banner warn">Identical content: {esc(json.dumps(group))}</div>')
+        out.append(f'<div class="banner warn">Identical content: {shown(json.dumps(group))}</div>')
     render = _d(ref.get("render"))
     if render:
         out.append(f"<p class='muted'>Rendering: {_badges(render)}</p>")
@@ -517,14 +523,14 @@ def _verify(run: dict[str, Any], max_rows: int) -> str:
         for item in items:
             item = _d(item)
             hops = [_l(hop) for hop in _l(item.get("chain"))]
-            chain = " → ".join(esc(hop[1]) for hop in hops if len(hop) == 2)
+            chain = " → ".join(shown(hop[1]) for hop in hops if len(hop) == 2)
             table.add(
                 link(item.get("url")),
                 esc(item.get("status")),
-                esc(item.get("detail")),
+                shown(item.get("detail")),
                 link(item.get("to")),
                 chain,
-                esc(item.get("reason")),
+                shown(item.get("reason")),
                 url_col=0,
             )
         out.append(f'<h3 data-verdict="{esc(verdict)}">{esc(verdict)} ({count:,})</h3>')
@@ -569,11 +575,11 @@ def _kinds(run: dict[str, Any]) -> str:
 def _url_list(items: list[Any], count: int) -> str:
     if not items:
         return ""
-    shown = items[:MAX_ROWS]
+    listed = items[:MAX_ROWS]
     body = "<br>".join(
-        link(i) if isinstance(i, str) else esc(json.dumps(i, ensure_ascii=False)) for i in shown
+        link(i) if isinstance(i, str) else shown(json.dumps(i, ensure_ascii=False)) for i in listed
     )
-    return f"<details><summary>{len(shown):,} of {count:,} listed</summary>{body}</details>"
+    return f"<details><summary>{len(listed):,} of {count:,} listed</summary>{body}</details>"
 
 
 def _robots(run: dict[str, Any], max_rows: int) -> str:
@@ -684,10 +690,10 @@ def _kv_table(data: dict[str, Any], max_rows: int) -> str:
             text = json.dumps(value, ensure_ascii=False, indent=1)
             cell = (
                 f"<details><summary>{len(value):,} entries</summary>"
-                f"<pre>{esc(text[:20_000])}</pre></details>"
+                f"<pre>{shown(text[:20_000])}</pre></details>"
             )
         else:
-            cell = esc(value)
+            cell = shown(value)
         table.add(esc(key), cell)
     return table.html("nothing recorded")
 
@@ -831,14 +837,14 @@ def main(argv: list[str] | None = None) -> int:
             "usage: python -m discovery_crawler.output.report CRAWL_LOG [REPORT]", file=sys.stderr
         )
         return 2
-    log_path = Path(args[0])
+    log_path = tree_text.log_path_of(args[0])
     try:
-        runs = json.loads(log_path.read_text(encoding="utf-8"))["runs"]
-        run = runs[-1]
-        if not isinstance(run, dict):
-            raise TypeError("the last run is not an object")
-    except (OSError, ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
-        print(f"{log_path}: not a crawl log with runs ({exc})", file=sys.stderr)
+        run = tree_text.load_run(log_path)
+    except tree_text.LogError as exc:  # one line, as ``--tree`` says it
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.status
+    except RecursionError:
+        print(f"error: {log_path}: not a crawl log (nested too deep)", file=sys.stderr)
         return 1
     out = Path(args[1]) if len(args) > 1 else log_path.with_name(REPORT_NAME)
     try:

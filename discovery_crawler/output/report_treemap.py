@@ -26,6 +26,7 @@ from discovery_crawler.output.report_charts import (
     note,
     source_category,
 )
+from discovery_crawler.urls.display import readable
 
 MAX_NODES = 5_000  # nodes put in the JSON block; matches TREE_MAX_NODES
 MAX_DEPTH = 64  # levels below the root; the groups stage stops at TREE_MAX_DEPTH (8)
@@ -78,9 +79,11 @@ def _tally(value: Any) -> dict[str, int]:
 
 
 def shape_tree(tree: Any, max_nodes: int = MAX_NODES) -> dict[str, Any] | None:
-    """The crawl log's tree as the treemap's JSON: per node ``n`` name, ``p`` path,
-    ``c`` count, ``k``/``s``/``t`` kinds/sources/statuses, ``g`` its colour categories
-    (source, status group, kind), ``ch`` children; at most ``max_nodes`` nodes, breadth
+    """The crawl log's tree as the treemap's JSON: per node ``n`` name and ``d`` path as a
+    person reads them (escaped UTF-8 decoded here, by ``urls/display.py``, so the script
+    shows what every other view shows), ``p`` the path as recorded, ``c`` count,
+    ``k``/``s``/``t`` kinds/sources/statuses, ``g`` its colour categories (source, status
+    group, kind), ``ch`` children; at most ``max_nodes`` nodes, breadth
     first (so a cut loses the deepest, smallest levels). ``None`` without a root."""
     root = _d(_d(tree).get("root"))
     if not root:
@@ -99,9 +102,11 @@ def shape_tree(tree: Any, max_nodes: int = MAX_NODES) -> dict[str, Any] | None:
             groups[status_group(status)] += n
         kind = _dominant(Counter(kinds))
         kinds_seen.update(kinds)
-        out.update(
-            n=str(node.get("name") or "/"),
-            p=str(node.get("path") or ""),
+        path = str(node.get("path") or "")
+        out.update(  # ``n``, ``d``: as a person reads them (urls/display.py), ``p`` as recorded
+            n=readable(str(node.get("name") or "/")),
+            p=path,
+            d=readable(path),
             c=count(node.get("count")),
             k=kinds,
             s=_tally(node.get("sources")),
@@ -227,9 +232,6 @@ document.addEventListener("DOMContentLoaded", function () {
   }
 
   function fmt(v) { return Number(v).toLocaleString("en-US"); }
-  function shown(text) {  // a percent-encoded segment (/%D8%AA…) as the reader knows it
-    try { return decodeURIComponent(text); } catch (e) { return text; }
-  }
   function colour(n) {
     var entry = data.palette[mode][n.g[MODES[mode]]];
     return entry ? entry[1] : "#9aa5b1";
@@ -320,7 +322,7 @@ document.addEventListener("DOMContentLoaded", function () {
       el("rect", {x: r.x.toFixed(1), y: r.y.toFixed(1), width: r.w.toFixed(1),
                   height: r.h.toFixed(1), fill: colour(n)}, g);
       var deeper = !r.it.self && n.ch && level < LEVELS && r.w > 48 && r.h > HEAD + 18;
-      var name = r.it.self ? "(this path)" : shown(n.n);
+      var name = r.it.self ? "(this path)" : n.n;
       if (r.h >= 14) { label(g, name + " " + fmt(r.it.v), r.x, r.y, r.w, deeper ? "hd" : ""); }
       if (deeper) { layout(n, r.x + 2, r.y + HEAD, r.w - 4, r.h - HEAD - 2, level + 1); }
     });
@@ -339,7 +341,7 @@ document.addEventListener("DOMContentLoaded", function () {
                        "data-level": 1, "data-category": zoom.g[MODES[mode]]}, svg);
       g.__node = zoom;
       el("rect", {x: 0, y: 0, width: W, height: H, fill: colour(zoom)}, g);
-      label(g, shown(zoom.n) + " " + fmt(zoom.c), 0, 0, W, "hd");
+      label(g, zoom.n + " " + fmt(zoom.c), 0, 0, W, "hd");
     }
     fig.setAttribute("data-zoom", zoom.p);
     fig.setAttribute("data-zoom-count", zoom.c);
@@ -355,7 +357,7 @@ document.addEventListener("DOMContentLoaded", function () {
     chain.forEach(function (node, i) {
       var b = document.createElement("button");
       b.type = "button";
-      b.textContent = (i ? shown(node.n) : "/") + " (" + fmt(node.c) + ")";
+      b.textContent = (i ? node.n : "/") + " (" + fmt(node.c) + ")";
       b.__node = node;
       b.disabled = node === zoom;
       crumbs.appendChild(b);
@@ -414,11 +416,11 @@ document.addEventListener("DOMContentLoaded", function () {
     var n = g.__node, c = +g.getAttribute("data-count");
     clear(tip);
     var b = document.createElement("b");
-    b.textContent = (g.__self ? "(this path) " : "") + shown(n.p || n.n);
+    b.textContent = (g.__self ? "(this path) " : "") + (n.d || n.n);
     tip.appendChild(b);
     var parent = g.__self ? n : n.parent, share = "";
     if (parent && parent.c) {
-      share = " (" + (100 * c / parent.c).toFixed(1) + "% of " + shown(parent.p || parent.n) + ")";
+      share = " (" + (100 * c / parent.c).toFixed(1) + "% of " + (parent.d || parent.n) + ")";
     }
     div(tip, "URLs: " + fmt(c) + share);
     [["sources", n.s], ["statuses", n.t], ["kinds", n.k]].forEach(function (row) {

@@ -54,6 +54,11 @@ def clean(value: Any, limit: int = MAX_NAME) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def shown(url: Any) -> str:
+    """A URL, path or segment as a person reads it (``urls/display.py``), then ``clean``."""
+    return clean(readable(url) if isinstance(url, str) else url)
+
+
 def _n(count: int, what: str) -> str:
     """``1 URL``, ``2 URLs``."""
     return f"{count:,} {what}{'' if count == 1 else 's'}"
@@ -63,7 +68,14 @@ def load_run(path: Path, run: int | None = None) -> dict[str, Any]:
     """Run ``run`` of the crawl log at ``path`` (1 = the first, negative from the end;
     None: the last), or ``LogError`` saying why not."""
     if not path.exists():
-        raise LogError(f"{clean(path)}: no such file (give a _crawl-log.json)", 2)
+        where = "a run's out folder (./discovery/HOST/ by default) or its _crawl-log.json"
+        if path.name == "_crawl-log.json" and path.parent.is_dir():
+            raise LogError(
+                f"{clean(path.parent)}: no _crawl-log.json in this folder (no run wrote "
+                f"here); give {where}",
+                2,
+            )
+        raise LogError(f"{clean(path)}: no such file or folder; give {where}", 2)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -102,7 +114,7 @@ def _attempt_line(attempt: dict[str, Any]) -> str:
         parts.append(_n(_int(attempt.get("sitemaps")), "sitemap"))
     if _int(attempt.get("malformed")):
         parts.append(f"{_int(attempt['malformed']):,} malformed")
-    line = clean(attempt.get("url"))
+    line = shown(attempt.get("url"))
     if parts:
         line += f"  [{', '.join(clean(p) for p in parts)}]"
     for key in ("error", "problem", "note"):
@@ -112,7 +124,7 @@ def _attempt_line(attempt: dict[str, Any]) -> str:
 
 
 def _robots_line(robots: dict[str, Any]) -> str:
-    line = f"{clean(robots.get('url'))}  [robots.txt"
+    line = f"{shown(robots.get('url'))}  [robots.txt"
     if robots.get("status") is not None:
         line += f", {clean(robots['status'])}"
     line += f", {_n(len(_l(robots.get('sitemaps'))), 'sitemap')}]"
@@ -137,7 +149,7 @@ def sitemap_tree_lines(run: dict[str, Any]) -> list[str]:
             (_attempt_line(attempt), attempt.get("url"))
         )
     for skip in skipped:
-        line = f"{clean(skip.get('url'))}  skipped: {clean(skip.get('reason'))}"
+        line = f"{shown(skip.get('url'))}  skipped: {clean(skip.get('reason'))}"
         children.setdefault(skip.get("parent"), []).append((line, None))
     known = {a.get("url") for a in attempts}
     top: list[tuple[str, Any]] = []
@@ -149,7 +161,7 @@ def sitemap_tree_lines(run: dict[str, Any]) -> list[str]:
         if parent is not None and parent not in known:
             top.extend(kids)
     head = _d(run.get("input")).get("url") or _d(discovery.get("site")).get("origin")
-    lines = [f"Sitemaps of {clean(head or '?')}"]
+    lines = [f"Sitemaps of {shown(head or '?')}"]
     if not top:
         return [*lines, "(no robots.txt or sitemap was fetched)"]
     drawn: set[Any] = set()
@@ -177,7 +189,7 @@ def _tally(counts: Any, skip: str | None = None) -> str:
 
 
 def _node_line(node: dict[str, Any]) -> str:
-    line = f"{clean(readable(str(node.get('name') or '/')))}  {_int(node.get('count')):,}"
+    line = f"{shown(node.get('name') or '/')}  {_int(node.get('count')):,}"
     extra = []
     kinds = _d(node.get("kinds"))
     if set(kinds) - {"page"}:

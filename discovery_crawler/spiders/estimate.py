@@ -49,6 +49,7 @@ from discovery_crawler.robots import request_origin
 from discovery_crawler.run_record import now_iso
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
+from discovery_crawler.urls.display import readable
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -365,7 +366,7 @@ class EstimateSpider(Spider):
         return self.result
 
     def _write(self, result: dict[str, Any]) -> None:
-        lines = summary_lines(result)
+        lines = [readable(line) for line in summary_lines(result)]  # URLs as IRIs
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             temporary = self.estimate_path.with_suffix(".json.tmp")

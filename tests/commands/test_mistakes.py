@@ -12,9 +12,12 @@ from hypothesis import strategies as st
 from discovery_crawler.commands.mistakes import (
     CommandLineMistake,
     check_command_line,
+    extra_word_mistake,
     feed_format_of,
     feed_mistake,
+    one_line_errors,
     profile_option_mistake,
+    setting_mistake,
     spider_name_mistake,
 )
 
@@ -77,4 +80,86 @@ def test_check_command_line_first_slip_wins():
     opts.profile = None
     with pytest.raises(CommandLineMistake, match=r"-O a\.txt: unknown feed format 'txt'"):
         check_command_line(["discover"], opts, SPIDERS, ["massive"], lambda _: FORMATS, SCRAPY)
-    check_command_line([], opts, SPIDERS, ["massive"], lambda _: FORMATS, SCRAPY)  # Scrapy's
+    with pytest.raises(CommandLineMistake, match="no spider given"):
+        check_command_line([], opts, SPIDERS, ["massive"], lambda _: FORMATS, SCRAPY)
+
+
+@pytest.mark.parametrize(
+    ("word", "value", "says"),
+    [
+        (
+            "--max-pages",
+            "5",
+            "unknown option --max-pages; spider arguments go as -a NAME=VALUE: "
+            "did you mean -a max_pages=5?",
+        ),
+        ("--mode=union", None, "did you mean -a mode=union?"),
+        ("--frobnicate", None, "unknown option --frobnicate (scrapy crawl -h lists the options"),
+        ("https://example.com/", None, "give the start URL as -a url=https://example.com/"),
+        ("example.com", None, "give the start URL as -a url=example.com"),
+        ("links", None, "'links' after 'discover': scrapy crawl runs one spider"),
+    ],
+)
+def test_a_word_after_the_spider_says_what_was_meant(word, value, says):
+    assert says in extra_word_mistake("discover", word, value, ["max_pages", "mode", "url"])
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "default", "says"),
+    [
+        (
+            "HOST_INTERVAL",
+            "abc",
+            1.0,
+            "-s HOST_INTERVAL=abc: expected a number, e.g. -s HOST_INTERVAL=1.0 (its default)",
+        ),
+        ("CONCURRENT_REQUESTS", "2.5", 16, "expected a whole number"),
+        ("ROBOTSTXT_OBEY", "maybe", False, "expected True or False (or 1 or 0)"),
+        ("FEEDS", "{not json", {}, "expected a JSON object"),
+    ],
+)
+def test_a_setting_value_its_setting_cannot_read(name, value, default, says):
+    assert says in (setting_mistake(name, value, default) or "")
+
+
+@pytest.mark.parametrize(
+    ("value", "default"),
+    [
+        ("2", 1.0),
+        ("0.5", 1.0),
+        ("3", 16),
+        ("true", False),
+        ("0", True),
+        ("x", "text"),
+        ("x", None),
+        ('{"a": 1}', {}),
+    ],
+)
+def test_a_setting_value_that_reads_is_no_mistake(value, default):
+    assert setting_mistake("NAME", value, default) is None
+
+
+def test_a_folder_given_as_the_feed_is_said(tmp_path):
+    line = feed_mistake("-O", str(tmp_path), FORMATS, SCRAPY)
+    assert line == (
+        f"-O {tmp_path}: is a folder, not a feed file; use -O {tmp_path / 'inventory.jsonl'} "
+        f"(or -a out={tmp_path} for the run's folder)"
+    )
+
+
+def test_the_parser_says_its_error_in_one_line(capsys):
+    parser = argparse.ArgumentParser(usage="scrapy crawl [options] <spider>")
+    parser.add_argument("-O", "--overwrite-output", action="append")
+    parser.add_argument("--depth", type=int)
+    one_line_errors(parser)
+    with pytest.raises(SystemExit) as exit_:
+        parser.parse_args(["-O"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == (
+        "error: argument -O/--overwrite-output: expected one argument (e.g. -O inventory.jsonl)\n"
+    )
+    with pytest.raises(SystemExit):
+        parser.error("give one crawl log")
+    assert capsys.readouterr().err == (
+        "error: give one crawl log (usage: scrapy crawl [options] <spider>)\n"
+    )

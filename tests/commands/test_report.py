@@ -45,7 +45,8 @@ def test_scrapy_report_bad_input(tmp_path):
     missing = scrapy(str(tmp_path / "nope.json"), "--tree")
     assert missing.returncode == 2
     assert missing.stderr.strip().splitlines() == [
-        f"error: {tmp_path / 'nope.json'}: no such file (give a _crawl-log.json)"
+        f"error: {tmp_path / 'nope.json'}: no such file or folder; give a run's out folder "
+        "(./discovery/HOST/ by default) or its _crawl-log.json"
     ]
     (tmp_path / "bad.json").write_text('{"runs": [', encoding="utf-8")
     corrupt = scrapy(str(tmp_path / "bad.json"), "--tree")

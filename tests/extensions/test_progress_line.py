@@ -210,3 +210,35 @@ def test_log_lines_on_the_terminal_erase_the_line_and_it_comes_back():
         "\rProgress: 1\x1b[K"  # drawn again after it
     )
     assert live.filter not in handler.filters
+
+
+def test_a_union_crawl_is_never_done_while_sitemaps_are_read():
+    """Union mode: the seed fetched and nothing queued while the walk still reads
+    sitemaps is no "of 1 (100%)" — their listings are still to enter the crawl."""
+    line = line_for({"HOST_INTERVAL": 0})
+    walk_of(line, 0)
+    crawl = line.record.crawl = CrawlAccount(10, max_pages=None, max_depth=None)
+    crawl.union = UnionTally(10)
+    crawl.requested, crawl.fetched = 1, 1
+    _, pages = line.text(now=0.0).removeprefix("Progress: ").split(" | ")
+    assert pages.startswith("pages 1 fetched of ≥ 1 · 0 queued")
+    assert "100%" not in pages
+    line.record.sitemaps_pending, line.record.sitemaps_done = 0, 8  # the walk is over
+    _, pages = line.text(now=1.0).removeprefix("Progress: ").split(" | ")
+    assert pages.startswith("pages 1 fetched of 1 (100%)")
+
+
+def test_sitemap_listings_are_no_frontier_growth():
+    """Union mode: a sitemap's 300 listings admitted while 2 pages are done would read as
+    150 new pages per page fetched (an estimate of tens of thousands); they are counted
+    apart, and the estimate stays near the pages known."""
+    line = line_for({"HOST_INTERVAL": 0})
+    walk_of(line, 0)
+    crawl = line.record.crawl = CrawlAccount(10, max_pages=None, max_depth=None)
+    crawl.union = UnionTally(10)
+    crawl.requested, crawl.fetched = 3, 1
+    line.text(now=0.0)
+    crawl.requested, crawl.listed_requested, crawl.fetched = 303, 300, 2
+    _, pages = line.text(now=1.0).removeprefix("Progress: ").split(" | ")
+    total = int(pages.split(" of ")[1].split()[0].lstrip("~≥ ").replace(",", ""))
+    assert 303 <= total < 400, pages

@@ -148,7 +148,7 @@ def test_runs_by_number_and_folder(tmp_path):
 @pytest.mark.parametrize(
     ("content", "status", "says"),
     [
-        (None, 2, "no such file"),
+        (None, 2, "no _crawl-log.json in this folder"),
         (b"{not json", 1, "invalid JSON"),
         (b"\xff\xfe\x00", 1, "not UTF-8"),
         (b'{"runs": []}', 1, "no runs[]"),
