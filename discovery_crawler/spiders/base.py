@@ -4,7 +4,6 @@ owner (``extensions/run.py``, the ``DISCOVERY_RUN`` setting)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -138,40 +137,26 @@ def check_run_settings(options: RunOptions, settings: BaseSettings) -> None:
 
 
 COMMAND_LINE = SETTINGS_PRIORITIES["cmdline"]  # -s, and Scrapyd's setting=
-_KINDS = ((bool, "0 or 1"), (int, "a whole number"), (float, "a number"), (dict, "a JSON object"))
 
 
 def check_setting_values(settings: BaseSettings) -> None:
     """Each ``-s NAME=value`` (Scrapyd's ``setting=``) read as its setting's type — the
     default's, in this project's ``settings.py`` or Scrapy's — before anything runs: a
     value a component cannot read ended the crawl at its start in two tracebacks and
-    exit 1 (``-s HOST_INTERVAL=abc``). ``ValueError``, one line naming what was typed."""
+    exit 1 (``-s HOST_INTERVAL=abc``). ``ValueError``, one line naming what was typed
+    (the rule is ``commands/mistakes.setting_mistake``'s, which the ``crawl`` command
+    applies before Scrapy reads ``-s``; here for Scrapyd, ``rediscover`` and scripts)."""
     from scrapy.settings import default_settings
 
     from discovery_crawler import settings as project
+    from discovery_crawler.commands.mistakes import setting_mistake
 
-    getters = {bool: settings.getbool, int: settings.getint, float: settings.getfloat}
-    getters[dict] = settings.getdict
     for name, value in settings.items():
         if not isinstance(value, str) or settings.getpriority(name) != COMMAND_LINE:
             continue
         default = getattr(project, name, getattr(default_settings, name, None))
-        for kind, words in _KINDS:
-            if isinstance(default, kind):
-                try:
-                    getters[kind](name)
-                except (TypeError, ValueError):
-                    shown = (
-                        json.dumps(default)
-                        if kind is dict
-                        else int(default)
-                        if kind is bool
-                        else default
-                    )
-                    raise ValueError(
-                        f"setting {name}: {value!r} is not {words} (its default: -s {name}={shown})"
-                    ) from None
-                break
+        if (mistake := setting_mistake(name, value, default)) is not None:
+            raise ValueError(mistake)
 
 
 REDIS_SCHEDULER = "discovery_crawler.distributed.scheduler.RedisScheduler"

@@ -162,10 +162,14 @@ def test_a_refused_run_writes_its_line_and_outcome_to_log_file(args, outcome, st
 @pytest.mark.parametrize(
     ("spider", "setting", "expected"),
     [
-        ("discover", "HOST_INTERVAL=abc", "setting HOST_INTERVAL: 'abc' is not a number"),
-        ("links", "CONCURRENT_REQUESTS=1.5", "'1.5' is not a whole number (its default: -s"),
-        ("discover", "ROBOTSTXT_OBEY=maybe", "setting ROBOTSTXT_OBEY: 'maybe' is not 0 or 1"),
-        ("discover", "HOST_INTERVAL_OVERRIDES=[1", "'[1' is not a JSON object"),
+        ("discover", "HOST_INTERVAL=abc", "-s HOST_INTERVAL=abc: expected a number"),
+        ("links", "CONCURRENT_REQUESTS=1.5", "=1.5: expected a whole number, e.g. -s"),
+        (
+            "discover",
+            "ROBOTSTXT_OBEY=maybe",
+            "-s ROBOTSTXT_OBEY=maybe: expected True or False (or 1 or 0)",
+        ),
+        ("discover", "HOST_INTERVAL_OVERRIDES=[1", "expected a JSON object"),
     ],
 )
 def test_cli_bad_setting_value_one_line_exit_2(spider, setting, expected, tmp_path):
@@ -183,6 +187,8 @@ def test_cli_bad_setting_value_one_line_exit_2(spider, setting, expected, tmp_pa
     )
     assert proc.returncode == 2, proc.stderr[-2000:]
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert lines == [lines[0]] and lines[0].startswith("error: setting "), proc.stderr[-2000:]
+    assert lines == [lines[0]] and lines[0].startswith(f"error: -s {setting}: expected "), (
+        proc.stderr[-2000:]
+    )
     assert expected in lines[0]
     assert not out.exists()

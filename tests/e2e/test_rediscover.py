@@ -142,7 +142,7 @@ def test_a_bad_setting_value_is_refused_once_and_nothing_runs(tmp_path):
     result = rediscover(sites, root, "-s", "HOST_INTERVAL=abc")
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.splitlines() == [
-        "error: setting HOST_INTERVAL: 'abc' is not a number (its default: -s HOST_INTERVAL=1.0)"
+        "error: -s HOST_INTERVAL=abc: expected a number, e.g. -s HOST_INTERVAL=1.0 (its default)"
     ]
     assert result.stdout == "" and not root.exists()
 
