@@ -245,6 +245,24 @@ def failure_refusal(failure: Failure) -> dict[str, Any]:
     return {"class": "network", "reason": f"{name}: {text}"}
 
 
+def flag_directives(
+    record: Any, rec: dict[str, Any], response: Response, meta: tuple[bool, bool], agent: str
+) -> tuple[bool, bool]:
+    """Flag a fetched page ``noindex`` / ``nofollow_page`` from its robots meta tags
+    (``meta``: what the page scan found) and its ``X-Robots-Tag`` headers, tallied for the
+    crawl log; (noindex, nofollow). The link crawl and verify both read pages so."""
+    values = response.headers.getlist(b"X-Robots-Tag")
+    header = (
+        page_directives((), [v.decode("latin-1") for v in values], agent)
+        if values
+        else (False, False)
+    )
+    noindex, nofollow, by = page_flags(rec, meta, header)
+    if by:
+        index_tally(record).page(rec["url"], noindex, nofollow, by)
+    return noindex, nofollow
+
+
 class LinkCrawl:
     """The link crawl of one run (``links``, and ``discover`` in BFS modes): a component
     the spider drives, built with the spider's callbacks for page requests (so disk or
@@ -810,20 +828,12 @@ class LinkCrawl:
         """Flag the page ``noindex`` / ``nofollow_page`` from its robots meta tags
         (``meta``: what the scan found) and its ``X-Robots-Tag`` headers; listed in the
         crawl log. True when its links are not to be followed."""
-        values = response.headers.getlist(b"X-Robots-Tag")
-        header = (
-            page_directives((), [v.decode("latin-1") for v in values], self.agent)
-            if values
-            else (False, False)
-        )
-        noindex, nofollow, by = page_flags(rec, meta, header)
-        if by:
-            index_tally(self.record).page(rec["url"], noindex, nofollow, by)
-            stats = self.crawler.stats
-            if noindex:
-                stats.inc_value("links/noindex_pages")
-            if nofollow:
-                stats.inc_value("links/nofollow_pages")
+        noindex, nofollow = flag_directives(self.record, rec, response, meta, self.agent)
+        stats = self.crawler.stats
+        if noindex:
+            stats.inc_value("links/noindex_pages")
+        if nofollow:
+            stats.inc_value("links/nofollow_pages")
         return nofollow
 
     def _page_links(

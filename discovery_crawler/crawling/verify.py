@@ -54,9 +54,14 @@ from scrapy.utils.response import get_meta_refresh
 
 from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.extract import scan_html
-from discovery_crawler.crawling.links import LinkCrawl, failure_refusal, settle_twins, take_twin
+from discovery_crawler.crawling.links import (
+    LinkCrawl,
+    failure_refusal,
+    flag_directives,
+    settle_twins,
+    take_twin,
+)
 from discovery_crawler.estimate import human_duration
-from discovery_crawler.indexing import index_tally, page_directives, page_flags
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.robots import RobotsDisallowed
 from discovery_crawler.middlewares.ssrf import FLAG as SSRF_FLAG
@@ -323,17 +328,9 @@ class ListedPageVerifier:
     ) -> None:
         """Flag a verified page ``noindex`` / ``nofollow_page`` from its robots meta tags
         (a GET answer's) and its ``X-Robots-Tag`` headers (HEAD's too)."""
-        values = response.headers.getlist(b"X-Robots-Tag")
-        header = (
-            page_directives((), [v.decode("latin-1") for v in values], self.agent)
-            if values
-            else (False, False)
-        )
-        noindex, nofollow, by = page_flags(rec, meta, header)
-        if by:
-            index_tally(self.record).page(rec["url"], noindex, nofollow, by)
-            if noindex:
-                self.crawler.stats.inc_value("verify/noindex_pages")
+        noindex, _ = flag_directives(self.record, rec, response, meta, self.agent)
+        if noindex:
+            self.crawler.stats.inc_value("verify/noindex_pages")
 
     def _verify_target(self, here: str, location: str) -> str | None:
         # the site's credentials in a Location are neither followed nor recorded
