@@ -580,6 +580,9 @@ def entries_of(batch: WorkedBatch) -> list[Listed]:
 
 _new_listed = functools.partial(tuple.__new__, Listed)
 
+# A batch's listing in columns (the sitemap sections of state.json keep them so).
+listing_columns = _listing_columns
+
 
 def facts_for(rec: dict[str, Any], worked: tuple[Any, ...], stale: bool) -> UrlFacts:
     """The ``UrlFacts`` of a record the normalize stage built from a ``Listed`` entry
