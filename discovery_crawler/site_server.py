@@ -76,6 +76,7 @@ class SiteServer:
         self.always_304: set[str] = set()  # paths answered 304 whatever was asked (a fault)
         self.headers_seen: list[tuple[str, dict[str, str]]] = []  # (path, request headers)
         self.bytes_sent = 0
+        self.delay = 0.0  # seconds before each answer (a slow host, for tests that kill a run)
         self.rewrite = [r.rstrip("/") for r in (rewrite or [])]
         self.dir_redirect = dir_redirect
         self.requests: list[tuple[float, str, int]] = []  # (time, path, status)
@@ -176,6 +177,8 @@ class SiteServer:
                 path = urlsplit(self.path).path
                 with server._lock:
                     server.headers_seen.append((path, dict(self.headers.items())))
+                if server.delay:  # asked, not answered yet
+                    time.sleep(server.delay)
                 if path in server.always_304:
                     self._send(304, b"", ctype)
                     return

@@ -62,9 +62,13 @@ def serve():
     servers: list[SiteServer] = []
 
     def start(
-        root: Path, rewrite: list[str] | None = None, dir_redirect: bool = True
+        root: Path,
+        rewrite: list[str] | None = None,
+        dir_redirect: bool = True,
+        validators: bool = False,
     ) -> SiteServer:
-        server = SiteServer(root, rewrite, dir_redirect=dir_redirect).start()
+        server = SiteServer(root, rewrite, dir_redirect=dir_redirect, validators=validators)
+        server.start()
         servers.append(server)
         return server
 

@@ -135,8 +135,8 @@ class SitemapWalk:
         self.conventional_paths = settings.getlist("SITEMAP_CONVENTIONAL_PATHS")
         # Re-runs (state.json's sitemap sections): ask what was read whole before with its
         # validators, and trust an index's unchanged <lastmod> for a child (docs: re-runs).
-        self.conditional = settings.getbool("SITEMAP_CONDITIONAL_REQUESTS", True)
-        self.trust_lastmod = settings.getbool("SITEMAP_TRUST_INDEX_LASTMOD", True)
+        self.conditional = settings.getbool("SITEMAP_CONDITIONAL_REQUESTS")
+        self.trust_lastmod = settings.getbool("SITEMAP_TRUST_INDEX_LASTMOD")
         # SSRF_SAME_ORIGIN under the guard: robots.txt Sitemap: lines and index children
         # on another origin than the input's are skipped (recorded), never requested.
         self.same_origin = settings.getbool("SSRF_GUARD_ENABLED") and settings.getbool(

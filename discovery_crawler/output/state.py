@@ -223,8 +223,7 @@ class RunState:
                 f"format 1 (no sitemap sections), migrated to {FORMAT.rsplit('/', 1)[1]} "
                 "when this run writes it: every sitemap is read in full this time"
             )
-            logger.info("state.json: %s", self.sections_unused)
-            return
+            return  # said by the state stage, in the run's notes
         name = header.get("sitemaps")
         if not name:
             return

@@ -108,6 +108,8 @@ class StatePipeline(BatchStage):
                 self.record.warn(f"state.json not used: {exc}")
             else:
                 self.run.state = self.state
+                if self.state.sections_unused:
+                    self.record.note(f"state.json: {self.state.sections_unused}")
                 why = self.state.changes.started_afresh
                 if why:
                     self.record.warn(f"state.json: {why}; this run started afresh")
@@ -255,7 +257,13 @@ class StatePipeline(BatchStage):
             error = attempt.error
             if attempt.source == "conventional" or not error or error.startswith("on another"):
                 continue  # (a child on another host is never fetched: not a failure)
-            if attempt.status is None or attempt.status >= 500 or error.startswith("refused"):
+            # (a 304 the walk could not take for "unchanged": nothing was read)
+            if (
+                attempt.status is None
+                or attempt.status >= 500
+                or attempt.status == 304
+                or error.startswith("refused")
+            ):
                 return f"sitemap {attempt.url} failed ({error})"
         refusals = record.refusals
         counts = refusals.counts if refusals is not None else {}
