@@ -16,7 +16,7 @@ sitemaps are written) — it runs ``scrapy crawl discover -a profile=massive``:
 Prints wall s, CPU s, peak RSS (the process tree's), bytes and requests served per run.
 
     .venv/bin/python bench/bench_rerun.py --children 4 --per-child 10000   # quick
-    .venv/bin/python bench/bench_rerun.py                                  # 20 x 55k
+    .venv/bin/python bench/bench_rerun.py                                  # 20 x 50k
 """
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ def bench_tree(tree: str, args: argparse.Namespace, work: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--children", type=int, default=20)
-    p.add_argument("--per-child", type=int, default=55_000)
+    p.add_argument("--per-child", type=int, default=50_000)
     p.add_argument("--trees", default="realistic,questions")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=float, default=1800)
