@@ -1,6 +1,6 @@
 """discovery_crawler: which pages exist on a site, where each came from, which matter.
 
-The Python API (``api.py``, README "Python API")::
+The Python API (``api.py``, docs/api.md)::
 
     from discovery_crawler import discover, normalize_url, parse_sitemap, robots_policy
 

@@ -1,4 +1,4 @@
-"""The Python API (README "Python API"): ``discover(url, **options)`` runs a discovery and
+"""The Python API (docs/api.md): ``discover(url, **options)`` runs a discovery and
 returns its records; ``parse_sitemap``, ``normalize_url`` and ``robots_policy`` are the
 pure pieces the crawl is made of, callable without one.
 
@@ -6,7 +6,7 @@ pure pieces the crawl is made of, callable without one.
 scrapy``, the project's settings named by ``SCRAPY_SETTINGS_MODULE``, so any working
 folder will do): Scrapy's reactor and signal handlers live and die with that process,
 so a script, a notebook, a web server or a running asyncio loop can call it — any number
-of times — without a reactor of its own. The child's exit status is the run's (README
+of times — without a reactor of its own. The child's exit status is the run's (docs/operations.md,
 "Exit status"): 0, 5 (bounded) and 6 (a chunk done, more to do) return the records;
 the others raise a ``DiscoveryError`` subclass carrying the run's one-line message.
 
@@ -350,7 +350,7 @@ def parse_sitemap(
 
 def normalize_url(url: str, base: str | None = None) -> str:
     """``url`` (resolved against ``base`` when given) normalized as the crawl normalizes
-    every URL (README "URLs: normalization"); ``UrlError`` (a ``ValueError``) when it
+    every URL (docs/usage.md, "URLs: normalization"); ``UrlError`` (a ``ValueError``) when it
     cannot be."""
     return normalize(url, base)
 

@@ -175,6 +175,9 @@ def tls_failure_text(options: RunOptions, url: str, reason: str) -> str:
     return text
 
 
+_JOB_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """Everything a run was asked to do, from its spider arguments."""
@@ -197,6 +200,7 @@ class RunOptions:
     junk_filter: bool = True
     render: str = "never"
     verify: bool = False
+    job: str | None = None  # distributed mode (REDIS_URL): the job this worker joins
     scheme_added: bool = False  # given without a scheme: read as https://
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -246,6 +250,11 @@ class RunOptions:
                 "mode=links reads no sitemap, so nothing is listed to verify; "
                 "use mode=union (its crawl answers for the listed pages) or mode=sitemap",
             )
+        if "job" in args:
+            job = str(args.pop("job")).strip()
+            if not _JOB_NAME.fullmatch(job):
+                raise ArgumentError("job", f"{job!r}: 1-100 letters, digits, '.', '_' or '-'")
+            opts["job"] = job
         if "render" in args:
             render = str(args.pop("render")).strip().lower()
             if render not in RENDER:

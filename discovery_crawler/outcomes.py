@@ -1,4 +1,4 @@
-"""How a run ended, in one word, and the exit status that says it (README "Exit status").
+"""How a run ended, in one word, and the exit status that says it (docs/operations.md).
 
 A run is ``completed`` only when it saw everything in its scope: it was not stopped by a
 signal, a shutdown or a crash, every output was written, and no limit stopped it early.
@@ -21,9 +21,13 @@ MORE_TO_DO = "more_to_do"  # a chunk (MAX_CHUNK_PAGES) done, work left: run the 
 INCOMPLETE = "incomplete"
 
 BAD_ARGUMENTS = 2  # before any run: a wrong -a/-s argument or feed (commands/crawl.py)
+# The word a job's log gives that status in (no run, so no run's outcome: a monitor reading
+# Scrapyd's job log finds ``'discovery/outcome': 'bad_arguments'`` where a run's stats are).
+BAD_ARGUMENTS_OUTCOME = "bad_arguments"
 # Before any run: another live run holds the output folder's lock. Its own code, so a
 # scheduler tells "try later" from "failed" (1) and "wrong command" (2).
 BUSY = 8
+BUSY_OUTCOME = "busy"  # the word a refused run's LOG_FILE and rediscover's line give exit 8
 EXIT_CODES = {
     COMPLETED: 0,
     FAILED: 1,
@@ -48,6 +52,20 @@ STOPPING_LIMITS = frozenset(
         "LINKS_MAX_URLS",  # links found past it are not recorded
     }
 )
+
+
+def limit_name(details: dict[str, object]) -> str:
+    """A bound limit (``RunRecord.limits``' entry) named as the person gave it: the
+    ``-a`` argument (``max_pages``) when it came from one, else its setting."""
+    return str(details.get("given") or details.get("limit"))
+
+
+def limit_words(details: dict[str, object]) -> str:
+    """``max_pages=50`` (its value), or the name alone when it has none."""
+    value = details.get("value")
+    return limit_name(details) + ("" if value is None else f"={value}")
+
+
 # Scrapy's finish reasons of a run stopped by its CloseSpider extension (a limit).
 _CLOSESPIDER = "closespider_"
 OUTPUT_FAILED_REASON = "output_failed"  # the finish reason a failed write closes with

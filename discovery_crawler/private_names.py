@@ -33,6 +33,13 @@ Scrapy (``extensions/stop.py``): ``ExecutionEngine._slot`` and its ``inprogress`
 SIGTERM the close stops waiting for the requests on the wire, so the run's files are still
 written; Scrapy's only other way out of that wait is its unclean shutdown, which writes
 nothing.
+
+Scrapy (``distributed/scheduler.py``): ``ExecutionEngine._remove_request``, which the engine
+calls once a request from the scheduler is done with — its callback's or errback's
+output handed to the scheduler, or its retry or redirect scheduled. A distributed worker
+acknowledges its lease on the request then; no signal fires at that moment
+(``request_left_downloader`` and ``response_received`` come before the callback, and
+the scraper hands a callback's output on from a queue, after the callback returned).
 """
 
 from __future__ import annotations
@@ -71,6 +78,7 @@ __all__ = [
     "USER_AGENT_DIRECTIVES",
     "URLPattern",
     "abandon_in_progress",
+    "after_request_removed",
     "extract_directive",
     "hexescape",
     "pattern_text",
@@ -107,3 +115,17 @@ def abandon_in_progress(engine: Any) -> int:
     slot.inprogress.clear()
     slot._maybe_fire_closing()
     return count
+
+
+def after_request_removed(engine: Any, then: Any) -> None:
+    """Call ``then(request)`` each time ``engine`` is done with a request it took from
+    the scheduler (after the engine's own bookkeeping, even when that raised)."""
+    remove = engine._remove_request
+
+    def remove_then(result: Any, request: Any) -> None:
+        try:
+            remove(result, request=request)
+        finally:
+            then(request)
+
+    engine._remove_request = remove_then

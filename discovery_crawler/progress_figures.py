@@ -7,21 +7,29 @@ A sitemap walk's total is the URLs so far plus, for each document known but not 
 listed URLs; a guessed conventional address is not counted (most answer 404). It is an
 estimate (``~``) until nothing is pending, then exact; a URL limit caps it.
 
-A link crawl's work left is its frontier (pages requested, not yet answered). While the
-crawl may still admit pages, the frontier grows, so its ETA is a lower bound (``≥``);
-once ``max_pages`` pages are admitted the frontier is all that is left (``budget``). One
-host is asked once per interval: a page takes at least that long, whatever the rate.
+A link crawl's total is the pages fetched plus its frontier (pages requested, not yet
+answered), plus what the frontier will still add: the pages fetched over the last half of
+the crawl each admitted ``g`` new pages (the frontier's growth per page), and each queued
+page is expected to bring ``g`` too, damped by the square of the share of the known pages
+still queued (in a breadth-first crawl, the later a page comes the more of its links point
+to pages already known): ``known + queued·g·(queued/known)²``, known = fetched + queued.
+Before ``g`` is measured the total is a lower bound (``≥``, fetched + queued). How far
+its ETA was off, on a real site and a generated one, is in ``bench/README.md``. A budget
+(``max_pages``) caps it; once it is all admitted the frontier is all that is left (exact).
+One host is asked once per interval: a page takes at least that long, whatever the rate.
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass
 
 from discovery_crawler.estimate import human_duration
 
 RATE_WINDOW = 6  # reports a rate is measured over: smooths the walk's document-sized bursts
+GROWTH_SAMPLES = 4096  # (done, admitted) pairs kept; past it every other one is dropped
 
 
 class RateWindow:
@@ -43,6 +51,62 @@ class RateWindow:
         if t1 <= t0:
             return None
         return max(0.0, (n1 - n0) / (t1 - t0))
+
+
+class FrontierGrowth:
+    """Pages admitted against pages done at each report: how many new pages one page
+    fetched over the last half of the crawl added to the frontier."""
+
+    __slots__ = ("samples",)
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[int, int]] = []  # (done, admitted), done never falling
+
+    def add(self, done: int, admitted: int) -> None:
+        if self.samples and self.samples[-1][0] >= done:
+            self.samples[-1] = (self.samples[-1][0], max(self.samples[-1][1], admitted))
+            return
+        self.samples.append((done, admitted))
+        if len(self.samples) > GROWTH_SAMPLES:
+            self.samples = self.samples[::2] + (
+                [self.samples[-1]] if len(self.samples) % 2 == 0 else []
+            )
+
+    def per_page(self) -> float | None:
+        """New pages admitted per page done since half the pages done now (never
+        negative); None before two reports with pages done between them."""
+        if len(self.samples) < 2:
+            return None
+        done, admitted = self.samples[-1]
+        at = bisect_left(self.samples, (done / 2, -1))
+        d0, a0 = self.samples[min(at, len(self.samples) - 2)]
+        if done <= d0:
+            return None
+        return max(0.0, (admitted - a0) / (done - d0))
+
+
+EXACT, ESTIMATE, AT_LEAST, AT_MOST = "", "~", "≥ ", "≤ "
+
+
+def crawl_total(
+    done: int, queued: int, growth: float | None, budget: int | None = None, full: bool = False
+) -> tuple[int, str]:
+    """(the pages the crawl will have done in all, how sure: ``EXACT``, ``ESTIMATE``,
+    ``AT_LEAST`` or ``AT_MOST``). ``full``: the budget is all admitted, no page is added."""
+    done, queued = max(0, done), max(0, queued)
+    known = done + queued
+    if full or queued == 0:
+        return known, EXACT  # nothing more is admitted, or nothing left (or not begun)
+    if growth is None:
+        total, sure = known, AT_LEAST
+    else:
+        more = round(queued * growth * (queued / known) ** 2, 6)  # 80, not 80.00000000001
+        total, sure = known + math.ceil(more), ESTIMATE
+    if budget and total >= budget:
+        return max(known, budget), AT_MOST  # the budget binds before the estimate
+    if budget and sure == AT_LEAST:
+        return budget, AT_MOST  # between fetched + queued and the budget
+    return total, sure
 
 
 def eta_seconds(remaining: float, rate: float | None, spacing: float = 0.0) -> float | None:
@@ -101,12 +165,14 @@ class WalkFigures:
     urls: int | None = None
     limit: int = 0
     interval: float = 0.0
+    part: bool = False  # a link crawl runs too: the walk's end is its part's, not the run's
 
 
 @dataclass(frozen=True)
 class CrawlFigures:
     """The link crawl, now: pages done (answered or failed), queued (requested, not yet
-    over), admitted (what ``max_pages`` counts), the budget, refusals so far, the interval."""
+    over), admitted (what ``max_pages`` counts), the budget and its name as the person
+    gave it, refusals so far, the interval."""
 
     done: int
     queued: int
@@ -114,6 +180,7 @@ class CrawlFigures:
     budget: int | None = None
     refusals: int = 0
     interval: float = 0.0
+    budget_name: str = "max_pages"
 
     @property
     def budget_full(self) -> bool:
@@ -140,12 +207,17 @@ def eta_words(seconds: float) -> str:
 
 def walk_part(figures: WalkFigures, rate: float | None) -> str:
     """``sitemaps 12 done / 8 pending · 61,200 of ~102,000 URLs (60%) · 980 URLs/s · ETA ~42 s``;
-    once nothing is pending, ``sitemaps 20 done / 0 pending · 102,000 of 102,000 URLs (100%)``."""
+    once nothing is pending, ``sitemaps 20 done / 0 pending · 102,000 of 102,000 URLs (100%)``,
+    or, when a link crawl runs too, ``sitemaps 20/20 done · 102,000 URLs listed`` (the
+    sitemaps' part is over, not the run)."""
+    over = figures.done > 0 and figures.pending == 0
+    if over and figures.part:
+        listed = "" if figures.urls is None else f" · {figures.urls:,} URLs listed"
+        return f"sitemaps {figures.done:,}/{figures.done:,} done{listed}"
     text = f"sitemaps {figures.done:,} done / {figures.pending:,} pending"
     if figures.urls is None:
         return text
     urls = figures.urls
-    over = figures.done > 0 and figures.pending == 0
     started = figures.done or figures.pending
     total, exact = (
         walk_total(urls, figures.read, figures.pending, figures.limit, figures.expected)
@@ -167,29 +239,49 @@ def walk_part(figures: WalkFigures, rate: float | None) -> str:
     return text
 
 
-def crawl_part(figures: CrawlFigures, rate: float | None) -> str:
-    """``pages 120 fetched / 340 queued / 1,000 budget · 1.0 pages/s · 3 refused · ETA ≥ 6 min
-    (frontier; ≤ 15 min to the budget)``"""
-    budget = f"{figures.budget:,} budget" if figures.budget else "no budget"
-    text = f"pages {figures.done:,} fetched / {figures.queued:,} queued / {budget}"
-    if figures.budget_full:
-        share = percent(figures.done, figures.done + figures.queued) or 0.0
-        text += f" ({share:.0f}%)"
+def crawl_eta(figures: CrawlFigures, total: int, rate: float | None) -> float | None:
+    """Seconds left in the link crawl: its pages left at the recent rate, one host
+    interval apart at least."""
+    return eta_seconds(total - figures.done, rate, figures.interval)
+
+
+def crawl_part(figures: CrawlFigures, rate: float | None, growth: float | None = None) -> str:
+    """``pages 340 fetched of ~900 (38%) · 560 queued · 1.0 pages/s · 3 refused · ETA ~9 min``;
+    ``of ≥ 460`` while the frontier grows as fast as it is fetched, ``of ≤ 1,000`` when
+    ``max_pages`` binds first (then the ETA is a range: at least the frontier's, at most
+    the budget's)."""
+    total, sure = crawl_total(
+        figures.done, figures.queued, growth, figures.budget, figures.budget_full
+    )
+    text = f"pages {figures.done:,} fetched"
+    if figures.done or figures.queued:
+        text += f" of {sure}{total:,}"
+        if sure in (EXACT, ESTIMATE) and total:
+            text += f" ({percent(figures.done, total) or 0.0:.0f}%)"
+    text += f" · {figures.queued:,} queued"
+    if figures.budget:
+        reached = " reached" if figures.budget_full else ""
+        text += f" · {figures.budget_name} {figures.budget:,}{reached}"
     if rate is not None:
         text += f" · {rate:,.1f} pages/s"
     text += f" · {figures.refusals:,} refused"
-    eta = eta_seconds(figures.queued, rate, figures.interval)
-    if eta is None or not figures.queued:
+    if not figures.queued:
         return text  # nothing queued: the crawl is over, or waits for the sitemaps
-    if figures.budget_full:
-        return text + f" · ETA {eta_words(eta)} (budget)"
-    least = human_duration(eta)  # a lower bound: "≥ 0 s", not "≥ < 1 s"
-    text += f" · ETA ≥ {least} (frontier"
-    if figures.budget:
-        most = eta_seconds(figures.budget - figures.done, rate, figures.interval)
-        if most is not None and human_duration(most) != least:
-            text += f"; ≤ {human_duration(most)} to the budget"
-    return text + ")"
+    if sure == AT_MOST:  # between the frontier and the budget
+        least = eta_seconds(figures.queued, rate, figures.interval)
+        most = crawl_eta(figures, total, rate)
+        if least is None or most is None:
+            return text
+        text += f" · ETA ≥ {human_duration(least)}"
+        if human_duration(most) != human_duration(least):
+            text += f" (≤ {human_duration(most)} to {figures.budget_name})"
+        return text
+    eta = crawl_eta(figures, total, rate)
+    if eta is None:
+        return text
+    if sure == AT_LEAST:
+        return text + f" · ETA ≥ {human_duration(eta)} (the pages known so far)"
+    return text + f" · ETA {'' if sure == EXACT or eta < 1 else '~'}{eta_words(eta)}"
 
 
 def progress_text(parts: list[str], extra: str = "") -> str:

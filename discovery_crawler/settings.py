@@ -303,3 +303,13 @@ DOWNLOAD_MAXSIZE = 64 * 1024 * 1024
 # request in ``redirect_urls``, as Scrapy's RedirectMiddleware does: deliberate, not a copy
 # of response.meta, so Scrapy 2.19's meta-copy check is told not to warn about it.
 META_COPY_WARN_SKIP_KEYS = ["redirect_urls"]
+
+# --- Distributed mode (docs/operations.md, "Scale-out") -------------------------------------
+# REDIS_URL (redis://host:port/db) makes every process started with the same arguments a
+# worker of one job sharing a Redis frontier, seen-set and per-host intervals; None = one
+# process, nothing of Redis imported. A worker silent for REDIS_HEARTBEAT_TIMEOUT seconds is
+# gone (its leased requests go back to the queue); a dropped connection is retried with
+# back-off for REDIS_RECONNECT_TIMEOUT seconds.
+REDIS_URL = None
+REDIS_HEARTBEAT_TIMEOUT = 30.0
+REDIS_RECONNECT_TIMEOUT = 60.0

@@ -21,6 +21,7 @@ import gzip
 import hashlib
 import http.server
 import mimetypes
+import random
 import shutil
 import signal
 import sys
@@ -68,6 +69,7 @@ class SiteServer:
         port: int = 0,
         dir_redirect: bool = True,
         validators: bool = False,
+        jitter: float = 0.0,
     ):
         self.root = Path(root)
         # As a static host does: ETag and Last-Modified on files, 304 to a request whose
@@ -77,6 +79,9 @@ class SiteServer:
         self.headers_seen: list[tuple[str, dict[str, str]]] = []  # (path, request headers)
         self.bytes_sent = 0
         self.delay = 0.0  # seconds before each answer (a slow host, for tests that kill a run)
+        # Up to ``jitter`` seconds of random delay before each answer: answers arrive in
+        # another order on every run, as from a live host (tests of determinism).
+        self.jitter = jitter
         self.rewrite = [r.rstrip("/") for r in (rewrite or [])]
         self.dir_redirect = dir_redirect
         self.requests: list[tuple[float, str, int]] = []  # (time, path, status)
@@ -163,6 +168,8 @@ class SiteServer:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
+                if server.jitter:
+                    time.sleep(random.uniform(0, server.jitter))
                 location = server.moved(self.path)
                 if location is not None:
                     self._send(301, b"moved", "text/plain", {"Location": location})

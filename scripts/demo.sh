@@ -3,7 +3,7 @@
 # run `scrapy crawl discover` against it, and show where the results are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh package  # the package alone: a crawl needs no test tools
 out=discovery/demo
 # A fresh folder each time: the demo server's port changes from run to run, and the folder's
 # state.json belongs to one origin (a re-run against another is refused, by design).

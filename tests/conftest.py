@@ -66,9 +66,11 @@ def serve():
         rewrite: list[str] | None = None,
         dir_redirect: bool = True,
         validators: bool = False,
+        jitter: float = 0.0,
     ) -> SiteServer:
-        server = SiteServer(root, rewrite, dir_redirect=dir_redirect, validators=validators)
-        server.start()
+        server = SiteServer(
+            root, rewrite, dir_redirect=dir_redirect, validators=validators, jitter=jitter
+        ).start()
         servers.append(server)
         return server
 

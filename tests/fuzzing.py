@@ -79,7 +79,7 @@ HOSTILE_PIECES = [
     "\u2003", "\u3000", "\u0085", "\u2028", " ", "\t", "\n", "\r", "\x00", "\x01", "\x0b",
     "\x1f", "\x7f", "\ufeff", "\ufffd", "\ufffe", "\uffff", "<", ">", '"', "'", "\\",
     "[", "]", "]]>", "@", ":", "*", "$", "index.html", "//", "..", "utm_source=x",
-    "ref=y", "gclid=1",
+    "ref=y", "gclid=1", "./", "../", "/.", "/..", "/./", "/../", "%2E", "%2e%2E/", ".%2E",
 ]  # fmt: skip
 ENTITIES = [
     "&amp;", "&lt;", "&gt;", "&quot;", "&apos;", "&#38;", "&#x26;", "&#233;", "&#xE9;",
@@ -572,6 +572,8 @@ def _check_normal(url: str) -> None:
     rest = url[len(parts.scheme) + 3 + len(parts.netloc) :]
     assert rest.startswith("/"), url
     assert set(rest) <= _URL_CHARS, f"{url!r}: characters a normalized path never holds"
+    segments = rest.partition("?")[0].split("/")
+    assert "." not in segments and ".." not in segments, f"{url!r}: a dot segment"
     host = parts.netloc.rpartition("@")[2]
     assert host.isascii() and host == host.lower(), url
     assert not any(c in host for c in " \t\r\n\x00\x7f"), url

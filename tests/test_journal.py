@@ -71,3 +71,57 @@ def test_a_corrupt_entry_ends_what_is_read(tmp_path):
     assert len(again) == 1
     assert again.take(b"x" * 20) == {"body": b"one"}
     assert again.take(b"y" * 20) is None
+
+
+def _journal_of(path, items):
+    journal = ResponseJournal(path)
+    starts = []
+    for fingerprint, body in items:
+        starts.append(path.stat().st_size)
+        journal.append(fingerprint, {"body": body})
+    journal.close()
+    return starts
+
+
+def test_a_damaged_entry_mid_file_is_told_and_the_entries_after_it_kept(tmp_path):
+    """A bad CRC in the middle (a disk error, another writer): the entry is skipped and
+    reported (offset, bytes), the whole entries before and after it are replayed, and new
+    entries still append after them."""
+    path = tmp_path / "responses.journal"
+    items = [(bytes([65 + i]) * 20, f"body {i}".encode() * 50) for i in range(5)]
+    starts = _journal_of(path, items)
+    raw = bytearray(path.read_bytes())
+    raw[starts[2] + 20] ^= 0xFF  # inside the third entry's payload: its CRC fails
+    path.write_bytes(bytes(raw))
+    again = ResponseJournal(path)
+    assert again.damaged == [(starts[2], starts[3] - starts[2])]
+    assert again.recovered_bytes == 0
+    assert len(again) == 4
+    for i, (fingerprint, body) in enumerate(items):
+        assert again.take(fingerprint) == (None if i == 2 else {"body": body})
+    again.append(b"Z" * 20, {"body": b"after"})
+    again.close()
+    last = ResponseJournal(path)
+    assert last.take(b"Z" * 20) == {"body": b"after"}
+    assert len(last.damaged) == 1  # told again while the job lasts, never in silence
+
+
+@settings(max_examples=80, deadline=None)
+@given(entries, st.integers(min_value=0), st.integers(min_value=1, max_value=255))
+def test_a_byte_changed_anywhere_never_raises_and_keeps_the_undamaged_entries(
+    tmp_path_factory, items, where, flip
+):
+    path = tmp_path_factory.mktemp("j") / "responses.journal"
+    starts = _journal_of(path, items)
+    raw = bytearray(path.read_bytes())
+    if not raw:
+        return
+    at = where % len(raw)
+    raw[at] ^= flip
+    path.write_bytes(bytes(raw))
+    again = ResponseJournal(path)
+    hit = max(i for i, start in enumerate(starts) if start <= at)
+    # every entry but the one the byte fell in comes back, in order
+    for fingerprint, body in items[:hit] + items[hit + 1 :]:
+        assert again.take(fingerprint) == {"body": body}, hit
+    assert again.damaged or again.recovered_bytes or len(again) == len(items)

@@ -3,9 +3,10 @@
 
 Layers, bottom to top — a module imports only from its own layer or below:
 
-1. ``urls``: URL rules (normalize, kinds, filters, junk, slugs, the seen-set), and the
+1. ``urls``: URL rules (normalize, kinds, filters, junk, slugs, the seen-set), the
    private names of other libraries they and the robots rules use (``private_names``:
-   it imports no module of the package);
+   it imports no module of the package), and the loader of the C extensions
+   (``compiled``);
 2. rules: sitemap parsing (``sitemaps``), ``selection``, robots.txt and refusal rules, the
    estimate, the progress line's figures, arguments, profiles, items, the project's
    signals, the run's outcomes and exit statuses, the job journal's file format;
@@ -13,7 +14,7 @@ Layers, bottom to top — a module imports only from its own layer or below:
    state.json, the crawl log, preview, report), the sitemap worker process and the facts
    it works out per URL (feed-line heads, state entries: the output's text, so above it);
 4. Scrapy components: ``extensions``, ``middlewares``, ``pipelines``, ``crawling``, the
-   feed exporters, the render add-on;
+   feed exporters, the render add-on, distributed mode's Redis parts (``distributed``);
 5. entry points: ``spiders``, ``commands``, ``settings``, the Python API (``api``).
 
 One import points up, on purpose: the package's ``__init__`` exports the API's names
@@ -32,7 +33,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "discovery_crawler"
 LAYERS = (
-    ("urls", ("urls", "private_names")),
+    ("urls", ("urls", "private_names", "compiled")),
     (
         "rules",
         (
@@ -50,6 +51,7 @@ LAYERS = (
             "items",
             "signals",
             "site_server",
+            "sites_file",
             "journal",
         ),
     ),
@@ -64,6 +66,7 @@ LAYERS = (
             "middlewares",
             "pipelines",
             "crawling",
+            "distributed",
             "output.exporters",
             "output.feed_storage",
             "rendering",

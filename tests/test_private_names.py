@@ -136,3 +136,24 @@ def test_a_closing_engine_slot_stops_waiting_for_the_requests_abandoned():
         assert closed == [None]
 
     asyncio.run(check())
+
+
+def test_the_engine_removes_each_scheduled_request_through_remove_request():
+    """A distributed worker acknowledges a lease when the engine is done with the request
+    (``distributed/scheduler.py``): Scrapy's engine chains ``self._remove_request`` (looked
+    up on the instance) after the request's downloader output is handled."""
+    import inspect
+    from types import SimpleNamespace
+
+    from scrapy.core.engine import ExecutionEngine
+
+    source = inspect.getsource(ExecutionEngine._start_scheduled_request)
+    assert "partial(self._remove_request, request=request)" in source
+    assert source.index("_handle_downloader_output") < source.index("_remove_request")
+    removed: list[object] = []
+    engine = SimpleNamespace(_remove_request=lambda _, request: removed.append(request))
+    then: list[object] = []
+    private_names.after_request_removed(engine, then.append)
+    engine._remove_request(None, request="r")
+    assert removed == ["r"]
+    assert then == ["r"]

@@ -6,10 +6,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from discovery_crawler.progress_figures import (
+    ESTIMATE,
+    EXACT,
     CrawlFigures,
+    FrontierGrowth,
     RateWindow,
     WalkFigures,
     crawl_part,
+    crawl_total,
     eta_seconds,
     fit_width,
     percent,
@@ -140,26 +144,91 @@ def test_a_walk_not_started_or_read_says_the_count_only():
 
 def test_a_crawl_line_against_the_frontier_and_the_budget():
     figures = CrawlFigures(done=120, queued=340, admitted=460, budget=1_000, refusals=3)
-    text = crawl_part(figures, 1.0)
+    text = crawl_part(figures, 1.0, growth=4.0)  # 340 queued bring ~743: past the budget
     assert text == (
-        "pages 120 fetched / 340 queued / 1,000 budget · 1.0 pages/s · 3 refused · "
-        "ETA ≥ 6 min (frontier; ≤ 15 min to the budget)"
+        "pages 120 fetched of ≤ 1,000 · 340 queued · max_pages 1,000 · 1.0 pages/s · "
+        "3 refused · ETA ≥ 6 min (≤ 15 min to max_pages)"
     )
 
 
 def test_a_crawl_whose_budget_is_all_admitted_has_an_eta():
     figures = CrawlFigures(done=700, queued=300, admitted=1_000, budget=1_000, interval=1.0)
-    assert crawl_part(figures, 4.0) == (
-        "pages 700 fetched / 300 queued / 1,000 budget (70%) · 4.0 pages/s · 0 refused · "
-        "ETA 5 min (budget)"
+    assert crawl_part(figures, 4.0, growth=3.0) == (
+        "pages 700 fetched of 1,000 (70%) · 300 queued · max_pages 1,000 reached · "
+        "4.0 pages/s · 0 refused · ETA 5 min"
     )
+
+
+def test_a_budget_given_as_a_setting_is_named_by_it():
+    figures = CrawlFigures(done=1, queued=3, admitted=4, budget=10, budget_name="BFS_MAX_PAGES")
+    assert "· BFS_MAX_PAGES 10 ·" in crawl_part(figures, None)
 
 
 def test_a_crawl_without_a_budget_before_any_rate_uses_the_interval():
     figures = CrawlFigures(done=1, queued=30, admitted=31, interval=1.0)
     assert crawl_part(figures, None) == (
-        "pages 1 fetched / 30 queued / no budget · 0 refused · ETA ≥ 30 s (frontier)"
+        "pages 1 fetched of ≥ 31 · 30 queued · 0 refused · ETA ≥ 30 s (the pages known so far)"
     )
+
+
+def test_a_crawl_whose_frontier_slows_has_an_estimate():
+    # 0.5 new page per page fetched lately, 3/7 of the known pages still queued:
+    # 300 × 0.5 × (3/7)² = 27.6 more
+    figures = CrawlFigures(done=400, queued=300, admitted=700)
+    assert crawl_part(figures, 2.0, growth=0.5) == (
+        "pages 400 fetched of ~728 (55%) · 300 queued · 2.0 pages/s · 0 refused · ETA ~3 min"
+    )
+
+
+def test_a_crawl_over_says_its_pages_and_no_eta():
+    figures = CrawlFigures(done=250, queued=0, admitted=250)
+    assert crawl_part(figures, 0.0, growth=0.0) == (
+        "pages 250 fetched of 250 (100%) · 0 queued · 0.0 pages/s · 0 refused"
+    )
+
+
+def test_frontier_growth_is_pages_admitted_per_page_done():
+    growth = FrontierGrowth()
+    assert growth.per_page() is None
+    growth.add(10, 40)
+    growth.add(10, 40)  # a report with no page done is not a sample
+    assert growth.per_page() is None
+    growth.add(20, 70)
+    assert growth.per_page() == 3.0
+    growth.add(60, 80)  # since half of 60 pages: from (20, 70)
+    assert growth.per_page() == 0.25
+    growth.add(70, 80)  # since half of 70: from (60, 80)
+    assert growth.per_page() == 0.0
+
+
+def test_frontier_growth_keeps_a_bounded_history():
+    growth = FrontierGrowth()
+    for done in range(1, 20_000):
+        growth.add(done, 2 * done)
+    assert len(growth.samples) <= 4097 and growth.samples[-1] == (19_999, 39_998)
+    assert growth.per_page() == 2.0
+
+
+@given(
+    small, small, st.none() | st.floats(0, 50, allow_nan=False), st.none() | small, st.booleans()
+)
+def test_a_crawl_total_is_never_below_fetched_plus_queued(done, queued, growth, budget, full):
+    """The pages known (fetched + queued) are a floor; a budget is a ceiling unless the
+    known pages already pass it; a total short of the known is never said, nor a 100 %
+    while pages are queued."""
+    total, sure = crawl_total(done, queued, growth, budget or None, full)
+    assert total >= done + queued
+    if budget and sure != EXACT:
+        assert total <= max(budget, done + queued)
+    if queued and sure in (EXACT, ESTIMATE):
+        assert (percent(done, total) or 0.0) < 100.0
+
+
+@given(small, st.integers(1, 10**6), st.floats(0, 0.89, allow_nan=False))
+def test_a_crawl_estimate_grows_with_the_growth_per_page(done, queued, growth):
+    lower, _ = crawl_total(done, queued, growth * 0.5)
+    higher, sure = crawl_total(done, queued, growth)
+    assert sure == ESTIMATE and lower <= higher
 
 
 def test_the_line_joins_its_parts_and_fits_a_terminal():

@@ -56,6 +56,7 @@ target's record and its links' base would be the refreshing page's).
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
@@ -74,10 +75,12 @@ from discovery_crawler.middlewares.ssrf import SSRFRefused
 from discovery_crawler.refusals import classify_oversize, classify_response
 from discovery_crawler.signals import page_refused
 from discovery_crawler.urls.addresses import same_origin
+from discovery_crawler.urls.credentials import without_credentials
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import FILE_KINDS, answer_kind, fetch_decides, url_kind
 from discovery_crawler.urls.normalize import UrlError, origin_of, twin_key
 from discovery_crawler.urls.seen import ALIASED, RENAMED, RecordPatch, settled_form
+from discovery_crawler.urls.slugs import normalized_paths
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -116,14 +119,20 @@ _INDEX_NAMES = ("index.html", "index.htm", "index.php")
 def same_document(url: str, canonical: str) -> bool:
     """Whether a page's canonical names the page itself under another spelling: its folder
     or its index file (``/docs/index.html`` ↔ ``/docs/``), or its path without the query
-    (``/a?sort=new`` → ``/a``). Any other canonical names another page."""
+    (``/a?sort=new`` → ``/a``). Any other canonical names another page.
+
+    Each side is compared in its trailing-slash twin form (SPEC §5 rule 7: ``/a`` and
+    ``/a/`` are one page): a page fetched as ``/docs/x/?config=static`` (its host added
+    the slash) whose canonical is ``/docs/x`` is that document, as is one fetched as
+    ``/docs/x?config=static`` whose canonical is ``/docs/x/``."""
     path, _, query = url.partition("?")
-    if query and canonical in (path, twin_key(path)):
+    key = twin_key(canonical)
+    if query and key == twin_key(path):
         return True
     for name in _INDEX_NAMES:  # either way round
-        if path.endswith("/" + name) and canonical == path[: -len(name)]:
+        if path.endswith("/" + name) and key == twin_key(path[: -len(name)]):
             return True
-        if canonical.endswith("/" + name) and path == canonical[: -len(name)]:
+        if canonical.endswith("/" + name) and twin_key(path) == canonical[: -len(name)]:
             return True
     return False
 
@@ -195,6 +204,23 @@ def bfs_budgets(options: RunOptions, settings: Settings) -> tuple[int | None, in
     return pages, depth
 
 
+def budget_names(options: RunOptions, settings: Settings) -> tuple[str, str]:
+    """How the person gave each budget of ``bfs_budgets``, for the words that name it when
+    it binds: the ``-a`` argument (``max_pages``, ``max_depth``), else the setting that
+    set it (``BFS_MAX_PAGES``, or the profile's cap ``BFS_MAX_PAGES_LIMIT`` when it
+    lowered the value)."""
+    names = []
+    for arg, setting in (("max_pages", "BFS_MAX_PAGES"), ("max_depth", "BFS_MAX_DEPTH")):
+        given = getattr(options, arg)
+        value = given if given is not None else (settings.getint(setting) or None)
+        cap = settings.getint(f"{setting}_LIMIT", 0)
+        if cap and (value is None or value > cap):
+            names.append(f"{setting}_LIMIT")
+        else:
+            names.append(arg if given is not None else setting)
+    return names[0], names[1]
+
+
 def failure_refusal(failure: Failure) -> dict[str, Any]:
     """A minimal refusal record for a request that got no response."""
     exc = failure.value
@@ -241,6 +267,7 @@ class LinkCrawl:
         self._on_page = on_page
         self._on_page_failure = on_page_failure
         self.bfs_max_pages, self.bfs_max_depth = bfs_budgets(self.options, settings)
+        self.pages_name, self.depth_name = budget_names(self.options, settings)
         self.depth_priority = settings.getint("DEPTH_PRIORITY")
         self.account = CrawlAccount(
             settings.getint("CRAWL_LOG_LIST_CAP"), self.bfs_max_pages, self.bfs_max_depth
@@ -286,6 +313,21 @@ class LinkCrawl:
         )
         if self.page_max_bytes > 0:
             self.crawler.signals.connect(self._page_bytes, signal=signals.bytes_received)
+        # Deterministic admission (two runs of an unchanged site agree): a newly linked URL
+        # is held (key -> (depth, found_on, place, url, anchor)) until every page of a
+        # smaller depth is done, so its citation is the best of all (smallest depth, then
+        # smallest citing URL; within a page the first link), and a level is admitted
+        # sorted by (found_on, document order), so max_pages reaches the same pages.
+        # Union mode: held until the sitemap walk is over too (``walk_over``), as a listed
+        # URL is cited by its sitemap.
+        self._held: dict[str, tuple[int, str, int, str, str | None]] = {}
+        self._held_order = 0  # a held link's place: its page's document order
+        self._held_levels: Counter[int] = Counter()
+        self._held_forms: dict[str, set[str]] = {}  # key -> twin spellings met while held
+        self._in_flight: Counter[int] = Counter()
+        self.walk_over: Callable[[], bool] | None = None
+        crawler.signals.connect(self._dropped, signal=signals.request_dropped)
+        crawler.signals.connect(self._idle, signal=signals.spider_idle)
 
     def _page_bytes(self, data: bytes, request: Request, **kwargs: Any) -> None:
         """Stop reading a page past PAGE_MAX_BYTES; what came is parsed."""
@@ -311,6 +353,7 @@ class LinkCrawl:
         if self.record.crawl is None:  # the crawl log gets a crawl section once one runs
             self.record.crawl = self.account
         meta["depth"] = depth
+        self._in_flight[depth] += 1
         meta["page_url"] = url
         meta["handle_httpstatus_all"] = True
         meta["dont_redirect"] = True  # redirects and refreshes are followed here
@@ -342,7 +385,9 @@ class LinkCrawl:
         union = self.account.union
         if union is not None:
             union.linked(twin_key(url), url)
-        return self._bfs_request(url, 0, {"via": "seed", "found_on": None, "anchor": None})
+        meta = {"via": "seed", "found_on": None, "anchor": None}
+        meta["slug"] = self.run.slugs.slugs_many([url], normalized_paths([url]))[0]
+        return self._bfs_request(url, 0, meta)
 
     def _bfs_admit(
         self,
@@ -374,10 +419,10 @@ class LinkCrawl:
             reason = "file" if kind in FILE_KINDS else kind
         if reason is None and self.bfs_max_depth is not None and depth > self.bfs_max_depth:
             reason = "over_max_depth"
-            record.limit_bound("BFS_MAX_DEPTH", value=self.bfs_max_depth)
+            record.limit_bound("BFS_MAX_DEPTH", value=self.bfs_max_depth, given=self.depth_name)
         if reason is None and self.bfs_max_pages and account.requested >= self.bfs_max_pages:
             reason = "over_max_pages"
-            record.limit_bound("BFS_MAX_PAGES", value=self.bfs_max_pages)
+            record.limit_bound("BFS_MAX_PAGES", value=self.bfs_max_pages, given=self.pages_name)
         if reason is not None:
             account.not_fetched[reason] += 1
             self.crawler.stats.inc_value(f"links/not_fetched/{reason}")
@@ -390,7 +435,101 @@ class LinkCrawl:
         account.requested += 1
         self.crawler.stats.inc_value("links/requested")
         self.record.seen.twins.expect(twin_key(url), url)
+        # Its slug now, in admission order (deterministic), not when it answers.
+        meta["slug"] = self.run.slugs.slugs_many([url], normalized_paths([url]))[0]
         return self._bfs_request(url, depth, meta)
+
+    # -- deterministic admission ------------------------------------------------------
+    def _hold(self, key: str, url: str, depth: int, page: str, el: Any, place: int = 0) -> None:
+        """A URL a page links: held for its level, or its citation improved."""
+        anchor = anchor_text(el) if el is not None and el.__class__ is not str else el
+        old = self._held.get(key)
+        if old is not None:
+            self._held_levels[old[0]] -= 1
+        if not place:
+            self._held_order += 1
+            place = self._held_order
+        self._held[key] = (depth, page, place, url, anchor)
+        self._held_levels[depth] += 1
+
+    def _twins_sighted(self, key: str, spellings: list[str]) -> None:
+        """The other spellings of a released URL met while it was held, told to the
+        twin bookkeeping as ``_bfs_follow`` tells it of a URL met again."""
+        twins = self.record.seen.twins
+        counts = self.record.counts
+        for spelling in spellings:
+            twin = twins.sighted(key, spelling)
+            if twin is RENAMED:
+                counts["slash_twins"] += 1
+            elif twin is ALIASED:
+                counts["twin_aliases"] += 1
+
+    def _unhold(self, key: str, depth: int) -> bool:
+        """A held URL met at a smaller depth (a redirect, a canonical, a listing): it
+        leaves the held set, to be admitted by its caller now."""
+        old = self._held.get(key)
+        if old is None or old[0] <= depth:
+            return False
+        del self._held[key]
+        self._held_levels[old[0]] -= 1
+        return True
+
+    def _dropped(self, request: Request, **kwargs: Any) -> None:
+        """A page request the scheduler dropped: never answered, no longer in flight."""
+        if request.meta.get("page_fetch") and "depth" in request.meta:
+            self._in_flight[request.meta["depth"]] -= 1
+
+    def _idle(self) -> None:
+        """Nothing in flight but URLs still held (a request lost without an answer): its
+        level is released now, so the crawl goes on."""
+        if not self._held:
+            return
+        self._in_flight.clear()
+        batches = list(self.release())
+        engine = self.crawler.engine
+        for output in batches:
+            if isinstance(output, Request):
+                engine.crawl(output)
+        lost = sum(len(b.records or ()) for b in batches if isinstance(b, UrlBatch))
+        if lost:
+            logger.warning("%d held URL record(s) released while idle were not written", lost)
+
+    def release(self) -> Iterator[UrlBatch | Request]:
+        """Admit every held level whose smaller depths are done (and, in union mode, the
+        sitemap walk): sorted by (found_on, the order of its links), so the budgets reach
+        the same pages."""
+        held = self._held
+        if not held or (self.walk_over is not None and not self.walk_over()):
+            return
+        levels, in_flight = self._held_levels, self._in_flight
+        while held:
+            level = min(d for d, n in levels.items() if n > 0)
+            if any(n > 0 for d, n in in_flight.items() if d < level):
+                return
+            chosen = sorted(
+                (found_on, place, url, key, anchor)
+                for key, (depth, found_on, place, url, anchor) in held.items()
+                if depth == level
+            )
+            for *_, key, _ in chosen:
+                del held[key]
+            del levels[level]
+            records: list[dict[str, Any]] = []
+            requests: list[Request] = []
+            forms = self._held_forms
+            for found_on, _, url, key, anchor in chosen:
+                meta = {"via": "link", "found_on": found_on, "anchor": anchor}
+                request = self._bfs_admit(url, level, meta, records)
+                if request is not None:
+                    requests.append(request)
+                if forms and key in forms:
+                    self._twins_sighted(key, sorted(forms.pop(key) - {url}))
+                if len(records) >= self.batch_size:
+                    yield from self._bfs_batches(records[0]["found_on"], records, "link")
+                    records = []
+            if records:
+                yield from self._bfs_batches(records[0]["found_on"], records, "link")
+            yield from requests
 
     def admit_listed(self, records: list[dict[str, Any]], sitemap: str) -> list[dict[str, Any]]:
         """Union mode: normalized sitemap records enter the crawl at depth 1 (``via``
@@ -406,7 +545,11 @@ class LinkCrawl:
             key = url if url[-1] == "/" else twin_key(url)
             if union is not None:
                 union.listed(key, url)
-            if not url.startswith(prefix) or key in seen:
+            # At depth 1 a listing beats a held link: the URL is cited by its sitemap.
+            held = self._held.get(key) if url.startswith(prefix) else None
+            if held is not None:
+                self._unhold(key, 0)
+            elif not url.startswith(prefix) or key in seen:
                 if key in seen and url.startswith(prefix):
                     self._bfs_late_listing(key, rec)
                 keep.append(rec)  # the dedup stage adds its sitemap to the sources
@@ -422,7 +565,12 @@ class LinkCrawl:
             ):
                 # A sitemap record, as in sitemap mode: the stages drop or flag it. (Not
                 # admitted here: a record admitted but not fetched would meet its own key
-                # in the seen-set at the dedup stage and vanish as a duplicate.)
+                # in the seen-set at the dedup stage and vanish as a duplicate.) A held
+                # link to it stays held, and its record takes this listing.
+                if held is not None:
+                    self._hold(key, held[3], held[0], held[1], held[4], held[2])
+                    self._late_listings[hash(key) or 1] = rec
+                    continue
                 keep.append(rec)
                 continue
             seen.add(key)
@@ -487,6 +635,9 @@ class LinkCrawl:
             status=status,
             refusal=None,
         )
+        slug = meta.get("slug")
+        if slug is not None:  # given when it was admitted
+            rec["slug"] = slug
         aliases = meta.get("aliases")
         if aliases:  # fetched here after a redirect that only added or dropped the slash
             rec["aliases"] = list(aliases)
@@ -531,6 +682,14 @@ class LinkCrawl:
 
     # -- responses ------------------------------------------------------------------------
     def parse_page(self, response: Response) -> Iterator[UrlBatch | Request]:
+        """A page's answer (``_parse_page``); then whatever level it let go (``release``)."""
+        try:
+            yield from self._parse_page(response)
+        finally:
+            self._in_flight[response.meta.get("depth", 0)] -= 1
+        yield from self.release()
+
+    def _parse_page(self, response: Response) -> Iterator[UrlBatch | Request]:
         """The page's record and the records of what it named but is not fetched, in
         batches of up to DISCOVERY_BATCH_SIZE records as its links are admitted (the
         first holds the page's own record), each followed by the requests for the new
@@ -569,7 +728,7 @@ class LinkCrawl:
                 account.refused(url, login, rec["found_on"])
                 stats.inc_value("links/refusals/login")
             elif location:
-                target = location.decode("latin-1")
+                target = without_credentials(location.decode("latin-1"))  # never kept
                 account.redirects.append({"url": url, "to": target, "status": status})
                 self._bfs_redirect(target, url, url, response, rec, records, requests)
         elif 200 <= status < 300 and refusal is None and isinstance(response, HtmlResponse):
@@ -593,7 +752,11 @@ class LinkCrawl:
                 # fetched under its own URL, so its links resolve against it. The page's
                 # links are followed too: they are hrefs of a page that was fetched.
                 account.refreshes.append(
-                    {"url": url, "to": scan.refresh, "delay": scan.refresh_delay}
+                    {
+                        "url": url,
+                        "to": without_credentials(scan.refresh),
+                        "delay": scan.refresh_delay,
+                    }
                 )
                 stats.inc_value("links/meta_refresh")
                 self._bfs_redirect(scan.refresh, base, url, response, rec, records, requests)
@@ -697,7 +860,8 @@ class LinkCrawl:
             rec["flags"] = flags
         normalize = self.origins.normalize
         try:
-            target = normalize(urljoin(base, raw).partition("#")[0])
+            raw = without_credentials(raw)  # a site's credentials: not followed, not kept
+            target = without_credentials(normalize(urljoin(base, raw).partition("#")[0]))
         except (UrlError, ValueError):
             self.account.malformed_links += 1
             return
@@ -778,7 +942,7 @@ class LinkCrawl:
         account.slash_redirects.append({"url": url, "to": target})
         self.record.counts["slash_redirects"] += 1
         self.crawler.stats.inc_value("links/slash_redirects")
-        follow = {k: meta[k] for k in ("via", "found_on", "anchor", "entry") if k in meta}
+        follow = {k: meta[k] for k in ("via", "found_on", "anchor", "entry", "slug") if k in meta}
         follow["aliases"] = [*meta.get("aliases", ()), url]
         follow["redirect_urls"] = chain
         requests.append(self._bfs_request(target, meta.get("depth", 0), follow))
@@ -892,7 +1056,7 @@ class LinkCrawl:
             self.crawler.stats.inc_value("links/canonical_twins")
             return True
         alias = same_document(url, canonical)
-        if self.record.seen.add(key):
+        if self.record.seen.add(key) or self._unhold(key, meta.get("depth", 0)):
             # The canonical inherits this page's citation and depth, and is enqueued.
             inherited = {k: meta.get(k) for k in ("via", "found_on", "anchor", "entry")}
             if not alias:
@@ -946,6 +1110,10 @@ class LinkCrawl:
         next_depth = depth + hop
         counts = self.record.counts
         max_urls = self.max_urls
+        held = self._held
+        # A link is held for its level (``release``); a redirect's target, or a link
+        # never to be fetched, is admitted at once.
+        hold = self._hold if redirect is None and reason is None else None
         malformed = other = renamed = aliased = over_limit = 0
         for href, el in links:
             # Resolve: absolute and root-relative links without dot segments need no
@@ -980,6 +1148,22 @@ class LinkCrawl:
             if union is not None and (redirect is None or linked):
                 union.linked(key, url)
             if not seen_add(key):
+                if held:
+                    cited = held.get(key)
+                    if cited is not None:
+                        if hold is not None:
+                            if url != cited[3]:  # its twin spelling: met when admitted
+                                self._held_forms.setdefault(key, set()).add(url)
+                            if (next_depth, page) < cited[:2]:
+                                hold(key, url, next_depth, page, el)
+                            continue
+                        if self._unhold(key, next_depth):  # a redirect: nearer
+                            meta = {"via": "link", "found_on": page, "anchor": el}
+                            meta["redirect_urls"] = redirect
+                            request = admit(url, next_depth, meta, records, reason)
+                            if request is not None:
+                                requests.append(request)
+                            continue
                 # Met before. A twin of a record written in the other form is rule 7's
                 # business; a slash-form link on a site with no slashless page record
                 # (the usual case) costs no more than this test.
@@ -990,8 +1174,11 @@ class LinkCrawl:
                     elif twin is ALIASED:
                         aliased += 1
                 continue
-            if max_urls and counts["unique"] >= max_urls:
+            if max_urls and counts["unique"] + len(held) >= max_urls:
                 over_limit += 1  # seen (met again, a duplicate), never recorded
+                continue
+            if hold is not None:
+                hold(key, url, next_depth, page, el)
                 continue
             meta: dict[str, Any] = {"via": "link", "found_on": page, "anchor": el}
             if redirect is not None:
@@ -1016,6 +1203,16 @@ class LinkCrawl:
             )
 
     def page_failed(self, failure: Failure) -> Iterator[Any]:
+        """A page that got no answer (``_page_failed``); then the level it let go."""
+        request = getattr(failure, "request", None)
+        try:
+            yield from self._page_failed(failure)
+        finally:
+            if request is not None:
+                self._in_flight[request.meta.get("depth", 0)] -= 1
+        yield from self.release()
+
+    def _page_failed(self, failure: Failure) -> Iterator[Any]:
         """No response: robots said no (``IgnoreRequest``), a timeout, a network error.
         The page is recorded with the refusal the middleware set, or a minimal one."""
         request = getattr(failure, "request", None)

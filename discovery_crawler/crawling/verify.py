@@ -63,6 +63,7 @@ from discovery_crawler.middlewares.ssrf import SSRFRefused
 from discovery_crawler.refusals import classify_failure, classify_response
 from discovery_crawler.signals import page_refused, urls_expected
 from discovery_crawler.sitemaps.facts import FACTS
+from discovery_crawler.urls.credentials import without_credentials
 from discovery_crawler.urls.filters import FilterPolicy
 from discovery_crawler.urls.kinds import url_kinds_many
 from discovery_crawler.urls.normalize import UrlError, twin_key
@@ -122,6 +123,7 @@ class ListedPageVerifier:
         self.options = run.options
         self.origins = run.origins
         self.bfs_max_pages = links.bfs_max_pages
+        self.pages_name = links.pages_name
         self._on_answer = on_answer
         self._on_failure = on_failure
         self.verify_method = method = verify_method(settings)
@@ -178,7 +180,7 @@ class ListedPageVerifier:
                 continue
             if budget and tally.queued >= budget:
                 rec["flags"] = ["over_max_pages"]
-                self.record.limit_bound("BFS_MAX_PAGES", value=budget)
+                self.record.limit_bound("BFS_MAX_PAGES", value=budget, given=self.pages_name)
                 keep.append(rec)
                 continue
             rec.pop(FACTS, None)  # the worker's facts: not needed once held
@@ -310,16 +312,17 @@ class ListedPageVerifier:
         )
 
     def _verify_target(self, here: str, location: str) -> str | None:
+        # the site's credentials in a Location are neither followed nor recorded
         try:
-            target = urljoin(here, location.strip()).partition("#")[0]
+            target = urljoin(here, without_credentials(location.strip())).partition("#")[0]
         except ValueError:
             return None
         if not target.startswith(("http://", "https://")):
             return None
         try:
-            return self.origins.normalize(target)
+            return without_credentials(self.origins.normalize(target))
         except UrlError:
-            return target
+            return without_credentials(target)
 
     def _verify_hop(
         self,

@@ -23,7 +23,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 
@@ -73,6 +73,7 @@ class _Carried:
     attempt: SitemapAttempt
     section: Section
     index_lastmod: str
+    place: int  # in the reading order: carried over when its turn comes
 
 
 @dataclass
@@ -83,6 +84,9 @@ class WalkProgress:
 
     expected: ExpectedUrls
     visited: set[str] = field(default_factory=set)
+    # the conventional addresses asked (a handful): most answer 404, so while pending they
+    # do not count in the URLs expected
+    guesses: list[SitemapAttempt] = field(default_factory=list)
     scheduled: int = 0
     skipped: int = 0
 
@@ -147,6 +151,17 @@ class SitemapWalk:
         self._waiting = 0  # downloaded documents waiting for a parse slot
         self._worker: ParseWorker | None = None
         self._worker_failure_said = False
+        self._robots_done = False  # its callback yielded every sitemap request
+        # Documents enter in the order they were asked for (robots.txt's, the conventional
+        # addresses, then each index's children in index order), however their answers
+        # arrive: the first listing of a URL, its slug and its citation do not depend on
+        # which download finished first. Downloads stay concurrent; a document waits
+        # (``_await_turn``) until every one asked before it is read or failed.
+        self._asked = 0  # sitemap requests made: the next one's place
+        self._turn = 0  # the place of the next document to read
+        self._finished: set[int] = set()  # places done out of turn
+        self._turn_moved: asyncio.Event | None = None
+        crawler.signals.connect(self._dropped, signal=signals.request_dropped)
 
     # -- the first requests -------------------------------------------------------------
     def start_worker_early(self) -> None:
@@ -216,6 +231,7 @@ class SitemapWalk:
             if request is not None:
                 yield request
         yield from self._conventional_requests()
+        self._robots_done = True
 
     def robots_failed(self, failure: Failure) -> Iterator[Request]:
         robots = self.record.robots
@@ -223,6 +239,13 @@ class SitemapWalk:
         robots.update(status=None, error=failure_text(failure.value), sitemaps=[])
         self._input_failed(robots["url"], failure)
         yield from self._conventional_requests()
+        self._robots_done = True
+
+    def over(self) -> bool:
+        """Every sitemap the walk asked for is read or failed (union mode: the link crawl
+        admits its held links once every listing has entered, ``LinkCrawl.release``)."""
+        started = self._robots_done or self.options.input_kind == "sitemap"
+        return started and self.record.sitemaps_pending == 0
 
     def _input_failed(self, url: str, failure: Failure) -> None:
         """The site's first fetch (its robots.txt, the sitemap given) got no answer for a
@@ -341,7 +364,13 @@ class SitemapWalk:
                 return None
         attempt = SitemapAttempt(url, source, parent, depth, note=note)
         record.attempts[url] = attempt
+        record.sitemaps_pending += 1
+        if source == "conventional":
+            self.progress.guesses.append(attempt)
         self.progress.scheduled += 1
+        # Its place in the reading order, fetched or carried over (``_await_turn``).
+        place = self._asked
+        self._asked += 1
         section = self._previous_section(url)
         if (
             section is not None
@@ -350,10 +379,10 @@ class SitemapWalk:
             and index_lastmod
             and section.index_lastmod == index_lastmod
         ):
-            return _Carried(attempt, section, index_lastmod)
-        record.sitemaps_pending += 1
+            return _Carried(attempt, section, index_lastmod, place)
         meta = {
             "attempt": attempt,
+            "sitemap_place": place,
             "handle_httpstatus_all": True,
             # SPEC §4: a sitemap given as input is read without robots.txt; the rest
             # obey the site's robots policy (RobotsPolicyMiddleware).
@@ -373,7 +402,9 @@ class SitemapWalk:
             callback=self._on_sitemap,
             errback=self._on_sitemap_failure,
             dont_filter=True,
-            priority=_SITEMAP_PRIORITY + content_preference(url),
+            # One priority: the scheduler's FIFO asks them in their order (a document
+            # waiting for its turn never waits on one not yet asked).
+            priority=_SITEMAP_PRIORITY,
             headers=headers or None,
             meta=meta,
         )
@@ -421,10 +452,37 @@ class SitemapWalk:
             lastmods = [child[1] or "" for child in section.children]
             yield from self._child_requests(locs, base, attempt.depth + 1, lastmods=lastmods)
 
-    def _carried_done(self, attempt: SitemapAttempt) -> None:
-        """A child carried over without a request: done as a document read is."""
-        self.record.sitemaps_done += 1
-        self.crawler.stats.inc_value("discovery/sitemaps/ok")
+    async def _carry_in_turn(self, carried: list[_Carried]) -> AsyncIterator[Any]:
+        """Children not fetched (their index ``<lastmod>`` unchanged), each carried over at
+        its place in the reading order, as a fresh run reads it: after the siblings asked
+        before it. Their own children, if any, join the list (later places)."""
+        ended = 0  # carried[:ended] have taken their turn
+        try:
+            while ended < len(carried):
+                child = carried[ended]
+                await self._await_turn(child.place)
+                why = f"not fetched: its index <lastmod> ({child.index_lastmod}) is unchanged"
+                try:
+                    outputs = self._carry(child.attempt, child.section, child.index_lastmod, why)
+                    for output in outputs:
+                        if output.__class__ is _Carried:
+                            carried.append(output)
+                        else:
+                            yield output
+                finally:
+                    ended += 1
+                    self._done(child.attempt)
+                    self._finish(child.place)
+        finally:  # cancelled or failed: the places not carried pass (no walk waits on them)
+            self._pass_turns(carried[ended:], "not carried over: the run stopped before its turn")
+
+    def _pass_turns(self, carried: list[_Carried], why: str) -> None:
+        """Children that will not be carried over: done, failed, their turns passed."""
+        for child in carried:
+            child.attempt.ok = False
+            child.attempt.error = why
+            self._done(child.attempt)
+            self._finish(child.place)
 
     def _not_modified(self, response: Response, attempt: SitemapAttempt) -> Iterator[Any]:
         """A 304: "unchanged" only to a request that sent the validators of a sitemap the
@@ -448,6 +506,31 @@ class SitemapWalk:
     def _url_limit_reached(self) -> bool:
         return bool(self.max_urls) and self.record.counts["unique"] >= self.max_urls
 
+    async def _await_turn(self, place: int | None) -> None:
+        while place is not None and self._turn < place:
+            if self._turn_moved is None:
+                self._turn_moved = asyncio.Event()
+            await self._turn_moved.wait()
+
+    def _finish(self, place: int | None) -> None:
+        """The document at ``place`` is read, failed or dropped: the next may enter."""
+        if place is None:
+            return
+        self._finished.add(place)
+        turn = self._turn
+        while turn in self._finished:
+            self._finished.discard(turn)
+            turn += 1
+        if turn != self._turn:
+            self._turn = turn
+            if self._turn_moved is not None:
+                self._turn_moved.set()
+                self._turn_moved = None
+
+    def _dropped(self, request: Request, **kwargs: Any) -> None:
+        if "sitemap_place" in request.meta:  # never answered: its turn passes
+            self._finish(request.meta["sitemap_place"])
+
     def _done(self, attempt: SitemapAttempt) -> None:
         record = self.record
         record.sitemaps_pending -= 1
@@ -466,6 +549,7 @@ class SitemapWalk:
         if attempt.source == "input":
             self._input_failed(attempt.url, failure)
         self._done(attempt)
+        self._finish(request.meta.get("sitemap_place"))
 
     async def parse(self, response: Response) -> AsyncIterator[Any]:
         attempt: SitemapAttempt = response.meta["attempt"]
@@ -476,34 +560,56 @@ class SitemapWalk:
         # holds back further downloads.
         if self._parse_slots is None:
             self._parse_slots = asyncio.Semaphore(self.parse_concurrency)
-        waits = 1 if self._parse_slots.locked() else 0
+        place = response.meta.get("sitemap_place")
+        waits = 1 if self._parse_slots.locked() or (place or 0) > self._turn else 0
         self._waiting += waits
         # The host throttle fetches fewer documents at once while they would only wait here.
         self.crawler.signals.send_catch_log(
             sitemap_arrived, request=response.request, waiting=self._waiting if waits else 0
         )
+        carried: list[_Carried] = []  # children not fetched, carried over in their turn
         try:
+            await self._await_turn(place)
             async with self._parse_slots:
                 self._waiting -= waits
                 waits = 0
                 if response.status == _NOT_MODIFIED:
                     for output in self._not_modified(response, attempt):
-                        yield output
-                    return
-                if not self._parsable(response, attempt):
-                    return
-                out = self._sections_out()
-                if out is not None:
-                    out.begin(attempt.url, response.meta.get("index_lastmod"))
-                if self._use_worker(response):
+                        if output.__class__ is _Carried:
+                            carried.append(output)
+                        else:
+                            yield output
+                elif not self._parsable(response, attempt):
+                    pass
+                elif self._use_worker(response):
+                    self._section_begins(response, attempt)
                     async for output in self._parse_in_worker(response, attempt):
-                        yield output
+                        if output.__class__ is _Carried:
+                            carried.append(output)
+                        else:
+                            yield output
                 else:
+                    self._section_begins(response, attempt)
                     for output in self._parse_document(response, attempt):
-                        yield output
+                        if output.__class__ is _Carried:
+                            carried.append(output)
+                        else:
+                            yield output
+        except BaseException:
+            self._pass_turns(carried, "not carried over: its index's read failed")
+            raise
         finally:
             self._waiting -= waits  # cancelled while it waited
             self._done(attempt)
+            self._finish(place)
+        if carried:  # after this document's turn, each at its own
+            async for output in self._carry_in_turn(carried):
+                yield output
+
+    def _section_begins(self, response: Response, attempt: SitemapAttempt) -> None:
+        out = self._sections_out()
+        if out is not None:
+            out.begin(attempt.url, response.meta.get("index_lastmod"))
 
     def _parsable(self, response: Response, attempt: SitemapAttempt) -> bool:
         attempt.status = response.status
@@ -739,10 +845,14 @@ class SitemapWalk:
 
     def _expect(self, urls: int) -> None:
         """Tell the per-URL tables how many URLs the walk will list (``signals``)."""
-        # This document is still pending: it is counted done when its parse ends.
-        estimate = self.progress.expected.urlset_read(urls, self.record.sitemaps_pending - 1)
+        # This document is still pending: it is counted done when its parse ends. The
+        # conventional guesses still pending are not: most answer 404 (a 165-URL site
+        # was expected to list 990 while its five other guesses were out).
+        guessing = sum(1 for a in self.progress.guesses if a.error is None and a.format is None)
+        pending = self.record.sitemaps_pending - 1 - guessing
+        estimate = self.progress.expected.urlset_read(urls, pending)
         if estimate is not None:
-            self.crawler.stats.set_value("discovery/urls_expected", estimate)
+            self.crawler.stats.set_value("discovery/tables/sized_for_urls", estimate)
             self.crawler.signals.send_catch_log(urls_expected, urls=estimate)
 
     def _fill_attempt(
@@ -807,16 +917,7 @@ class SitemapWalk:
             resolved.sort(key=content_preference, reverse=True)
         for url in resolved:
             request = self._sitemap_request(url, "index", base, depth, note, lastmod_of.get(url))
-            if request.__class__ is _Carried:
-                carried = request
-                why = f"not fetched: its index <lastmod> ({carried.index_lastmod}) is unchanged"
-                try:
-                    yield from self._carry(
-                        carried.attempt, carried.section, carried.index_lastmod, why
-                    )
-                finally:
-                    self._carried_done(carried.attempt)
-            elif request is not None:
+            if request is not None:  # (a _Carried: ``parse`` carries it over in its turn)
                 yield request
 
     @staticmethod

@@ -23,10 +23,9 @@ stopped at a limit) drops its journal; a run started on it begins a new job.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
-import os
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,11 +35,18 @@ from scrapy.exceptions import NotConfigured
 from discovery_crawler.extensions.run import RUN_SETTING, run_of
 from discovery_crawler.journal import ResponseJournal
 from discovery_crawler.outcomes import INTERRUPTED, MORE_TO_DO, OUTPUT_FAILED
-from discovery_crawler.output.crawl_log import append_run, os_error_text, write_json_atomic
+from discovery_crawler.output.crawl_log import (
+    append_run,
+    keep_aside,
+    os_error_text,
+    write_json_atomic,
+)
+from discovery_crawler.output.folder_lock import hold_folder
 from discovery_crawler.output.writable import OutputUnwritable, local_feed_paths
 from discovery_crawler.run_record import now_iso
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -51,8 +57,7 @@ logger = logging.getLogger(__name__)
 JOBDIR_SETTING = "DISCOVERY_JOBDIR"
 JOB_FILE = "job.json"
 JOURNAL_FILE = "responses.journal"
-LOCK_FILE = "job.lock"  # flock-ed by the invocation running the job, with its pid
-_LOCKS: dict[str, int] = {}  # job folder → the lock's descriptor, held until the process ends
+LOCK_FILE = "job.lock"  # held by the invocation running the job (output/folder_lock.py)
 RESUMABLE = (INTERRUPTED, OUTPUT_FAILED, MORE_TO_DO)  # outcomes whose job is kept for a resume
 
 
@@ -68,32 +73,24 @@ def use_jobdir(settings: BaseSettings) -> None:
 
 
 def lock_job(folder: Path) -> None:
-    """Hold the job folder for this process, or ``OutputUnwritable``: a second invocation
-    of a job while one runs would fetch the same pages again and interleave its journal,
-    ``job.json`` and feeds with the first one's (the lock goes with the process, a kill
-    included)."""
-    key = str(folder.resolve())
-    if key in _LOCKS:
-        return
+    """Hold the job folder for this process (``output/folder_lock.py``): a second
+    invocation of a job while one runs would fetch the same pages again and interleave its
+    journal, ``job.json`` and feeds with the first one's. ``FolderBusy`` when a live run
+    holds it, ``OutputUnwritable`` when its lock file cannot be made."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        hold_folder(folder, LOCK_FILE)
     except OSError as exc:
         raise OutputUnwritable(
             f"cannot write to the job folder {folder}: {os_error_text(exc)}"
         ) from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.pread(fd, 20, 0).decode("ascii", "replace").strip() or "?"
-        os.close(fd)
-        raise OutputUnwritable(
-            f"the job folder {folder} is in use by another invocation of the job (pid "
-            f"{holder}); run the command again when that one has ended"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, str(os.getpid()).encode(), 0)
-    _LOCKS[key] = fd
+
+
+def job_arguments(arguments: dict[str, Any] | None) -> dict[str, Any]:
+    """The arguments that make a job: Scrapyd's own (``_job``, ``_version``: a leading
+    underscore) differ for each job it schedules, so a cancelled job scheduled again with
+    its ``JOBDIR`` resumes."""
+    return {k: v for k, v in (arguments or {}).items() if not str(k).startswith("_")}
 
 
 def _feed_sizes(feeds: dict[str, Any]) -> dict[str, int]:
@@ -107,6 +104,53 @@ def _feed_sizes(feeds: dict[str, Any]) -> dict[str, int]:
     return sizes
 
 
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def job_file_problem(data: Any) -> str | None:
+    """What makes ``data`` (a parsed ``job.json``) unusable, or None: the shape this
+    module writes, checked whole, so a file of any other shape is never half used."""
+    if not isinstance(data, dict):
+        return "is not a JSON object"
+    run = data.get("run")
+    if not isinstance(run, dict) or not isinstance(run.get("arguments"), dict):
+        return "has no run arguments"
+    if not isinstance(run.get("mode"), str | None):
+        return "has a mode that is not a word"
+    feeds = data.get("feeds", {})
+    if not isinstance(feeds, dict) or not all(_is_count(v) for v in feeds.values()):
+        return "has feed sizes that are not byte counts"
+    invocations = data.get("invocations")
+    if not isinstance(invocations, list) or not all(isinstance(i, dict) for i in invocations):
+        return "has no invocations list"
+    if not isinstance(data.get("finished"), bool):
+        return "does not say whether the job finished"
+    last = data.get("last_requests", {})
+    if not isinstance(last, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in last.values()
+    ):
+        return "has last requests that are not times"
+    return None
+
+
+def read_job_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """``(job, None)``; ``(None, None)``: no file; ``(None, problem)``: a file that is not
+    a job file (unreadable, not JSON, or another shape) — never an exception."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"is unreadable ({os_error_text(exc)})"
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # bad UTF-8, not JSON, too deep
+        return None, f"is not valid JSON ({type(exc).__name__})"
+    problem = job_file_problem(data)
+    return (None, problem) if problem else (data, None)
+
+
 class ResumableJob:
     """The job of a resumable run: its folder, journal and invocations."""
 
@@ -116,7 +160,10 @@ class ResumableJob:
         self.job_path = folder / JOB_FILE
         lock_job(folder)  # already held when the crawl command checked the outputs
         spec = crawler.settings.getdict(RUN_SETTING)
-        self.arguments = {"arguments": spec.get("arguments") or {}, "mode": spec.get("mode")}
+        self.arguments = {
+            "arguments": job_arguments(spec.get("arguments")),
+            "mode": spec.get("mode"),
+        }
         previous = self._read()
         self.resumed = bool(
             previous and not previous.get("finished") and previous.get("run") == self.arguments
@@ -145,14 +192,42 @@ class ResumableJob:
             (folder / JOURNAL_FILE).unlink(missing_ok=True)
             feeds = _feed_sizes(crawler.settings.getdict("FEEDS"))
             self.job = {"run": self.arguments, "feeds": feeds, "invocations": [], "finished": False}
+            self.job["id"] = uuid.uuid4().hex
             if previous and isinstance(previous.get("last_requests"), dict):
                 self.job["last_requests"] = previous["last_requests"]  # the host remembers
+        # The job's identity: the state its run writes names it (output/state.py), so a
+        # resume tells the state it wrote itself before it was killed (an older job.json
+        # has none: it gets one now).
+        self.id: str = str(self.job.setdefault("id", uuid.uuid4().hex))
+        # Called once the job is marked finished (the state keeps its previous until then).
+        self.when_finished: list[Callable[[], None]] = []
         self.journal: ResponseJournal | None = ResponseJournal(folder / JOURNAL_FILE)
         self.stored_at_start = len(self.journal)
+        self.journal_damage = self._damage(self.journal)
         self.earlier = list(self.job["invocations"])
         self.invocation: dict[str, Any] = {"started_at": now_iso(), "ended_at": None}
         self.job["invocations"].append(self.invocation)
         self._write()
+
+    def _damage(self, journal: ResponseJournal) -> dict[str, Any] | None:
+        """Damaged entries the journal skipped on opening: told in one warning (their
+        responses are fetched again), and kept for the crawl log's ``job``."""
+        if not journal.damaged:
+            return None
+        first = journal.damaged[0][0]
+        skipped = sum(size for _, size in journal.damaged)
+        logger.warning(
+            "JOBDIR %s: %s has %d damaged entr%s (first at byte %d, %d bytes skipped); "
+            "%d whole entries kept, the responses of the damaged ones are fetched again",
+            self.folder,
+            JOURNAL_FILE,
+            len(journal.damaged),
+            "y" if len(journal.damaged) == 1 else "ies",
+            first,
+            skipped,
+            len(journal),
+        )
+        return {"entries": len(journal.damaged), "first_offset": first, "bytes": skipped}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -161,21 +236,29 @@ class ResumableJob:
             raise NotConfigured
         job = cls(crawler, Path(folder))
         crawler.signals.connect(job.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(job.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(job._spider_closed, signal=signals.spider_closed)
         return job
 
     # -- the job file -----------------------------------------------------------------------
     def _read(self) -> dict[str, Any] | None:
+        """The job file, or None: none there, or one of another shape (kept aside)."""
+        data, problem = read_job_file(self.job_path)
+        if problem is None:
+            return data
         try:
-            data = json.loads(self.job_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            logger.warning(
-                "JOBDIR %s: %s unreadable (%s); a new job starts", self.folder, JOB_FILE, exc
-            )
-            return None
-        return data if isinstance(data, dict) else None
+            aside = keep_aside(self.job_path)
+        except OSError as exc:
+            raise OutputUnwritable(
+                f"{self.job_path} {problem}, and cannot be moved aside: {os_error_text(exc)}"
+            ) from None
+        logger.warning(
+            "JOBDIR %s: %s %s; kept it aside as %s and a new job starts",
+            self.folder,
+            JOB_FILE,
+            problem,
+            aside.name,
+        )
+        return None
 
     def _write(self) -> None:
         write_json_atomic(self.job_path, self.job)
@@ -239,6 +322,12 @@ class ResumableJob:
         if run is not None and self.journal is not None:
             run.output_failed(self.journal.path, exc)
 
+    async def _spider_closed(self, reason: str) -> None:
+        run = run_of(self.crawler)
+        if run is not None:
+            await run.feeds_stored()  # a feed that failed leaves the job resumable
+        self.spider_closed(reason)
+
     def spider_closed(self, reason: str) -> None:
         run = run_of(self.crawler)
         if run is not None:
@@ -256,6 +345,13 @@ class ResumableJob:
             self._write()
         except OSError as exc:
             logger.error("could not write %s: %s", self.job_path, exc)
+            return
+        if self.job["finished"]:
+            for callback in self.when_finished:
+                try:
+                    callback()
+                except OSError as exc:
+                    logger.warning("JOBDIR %s: after the job finished: %s", self.folder, exc)
 
     def as_dict(self) -> dict[str, Any]:
         """The crawl log's ``job``: which invocation this is and what it resumed."""
@@ -267,6 +363,7 @@ class ResumableJob:
             "responses_replayed": journal.replayed if journal is not None else 0,
             "responses_in_journal_at_start": self.stored_at_start,
             "abandoned_job": self.abandoned,
+            "journal_damaged": self.journal_damage,
             "earlier_invocations": [
                 {
                     "started_at": e.get("started_at"),

@@ -27,6 +27,8 @@ from discovery_crawler.outcomes import (
     MORE_TO_DO,
     OUTPUT_FAILED,
     STOPPING_LIMITS,
+    limit_name,
+    limit_words,
 )
 from discovery_crawler.selection.groups import groups_lines
 from discovery_crawler.selection.summary import selection_lines
@@ -87,7 +89,7 @@ def outcome_lines(record: RunRecord) -> list[str]:
             "(same job folder) to continue"
         ]
     if outcome == BOUNDED:
-        stopped = [name for name in record.limits if name in STOPPING_LIMITS]
+        stopped = [limit_words(d) for name, d in record.limits.items() if name in STOPPING_LIMITS]
         why = ", ".join(stopped) or record.finish_reason or "a limit"
         return [f"STOPPED AT A LIMIT ({why}): the inventory is complete up to the limit only"]
     return []
@@ -209,8 +211,8 @@ def summary_lines(record: RunRecord, crawl_log: object, feeds: list[str]) -> lis
     lines.extend(selection_lines(record))
     lines.extend(record.changes.lines() if getattr(record, "changes", None) else [])
     for limit in record.limits.values():
-        details = ", ".join(f"{k}={v}" for k, v in limit.items() if k != "limit")
-        lines.append(f"Limit bound: {limit['limit']} ({details})")
+        details = ", ".join(f"{k}={v}" for k, v in limit.items() if k not in ("limit", "given"))
+        lines.append(f"Limit bound: {limit_name(limit)} ({details})")
     for warning in record.warnings:
         lines.append(f"Warning: {warning}")
     for note in record.notes:
@@ -262,8 +264,14 @@ class ProgressReport:
     def from_crawler(cls, crawler: Crawler) -> Self:
         o = cls(crawler, ProgressLine.from_crawler(crawler))
         crawler.signals.connect(o.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(o.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(o._spider_closed, signal=signals.spider_closed)
         return o
+
+    async def _spider_closed(self, reason: str) -> None:
+        run = run_of(self.crawler)
+        if run is not None:
+            await run.feeds_stored()  # the summary tells the feed's fate
+        self.spider_closed(reason)
 
     def spider_opened(self) -> None:
         self.line.start()

@@ -2,9 +2,10 @@
 finishes it before the summary)::
 
     Progress: sitemaps 12 done / 8 pending · 61,200 of ~102,000 URLs (60%) · ETA ~42 s
-    Progress: pages 120 fetched / 340 queued / 1,000 budget · 3 refused · ETA ≥ 6 min
+    Progress: pages 340 fetched of ~900 (38%) · 560 queued · 1.0 pages/s · 3 refused · ETA ~9 min
 
-(a union run shows both parts, ``|`` between them). The figures come from the run's record
+(a union run shows both parts, ``|`` between them; once its sitemaps are read, their part
+says ``sitemaps 20/20 done · 102,000 URLs listed``). The figures come from the run's record
 (the sitemap attempts, the crawl's account, the refusals, the throttle's intervals); the
 estimate and the words are ``progress_figures.py``'s.
 
@@ -32,6 +33,7 @@ from discovery_crawler.estimate import human_duration
 from discovery_crawler.extensions.run import run_of
 from discovery_crawler.progress_figures import (
     CrawlFigures,
+    FrontierGrowth,
     RateWindow,
     WalkFigures,
     crawl_part,
@@ -104,10 +106,13 @@ def walk_figures(record: RunRecord, limit: int, interval: float) -> WalkFigures 
         urls=urls,
         limit=limit,
         interval=interval,
+        part=crawl is not None,
     )
 
 
-def crawl_figures(record: RunRecord, interval: float) -> CrawlFigures | None:
+def crawl_figures(
+    record: RunRecord, interval: float, budget_name: str = "max_pages"
+) -> CrawlFigures | None:
     """The link crawl's figures, or None before its first request."""
     crawl = record.crawl
     if crawl is None:
@@ -121,6 +126,7 @@ def crawl_figures(record: RunRecord, interval: float) -> CrawlFigures | None:
         budget=crawl.max_pages,
         refusals=refused,
         interval=interval,
+        budget_name=budget_name,
     )
 
 
@@ -244,6 +250,8 @@ class ProgressLine:
         self.record: RunRecord | None = None
         self.walk_rate = RateWindow()
         self.crawl_rate = RateWindow()
+        self.growth = FrontierGrowth()
+        self.run: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -259,6 +267,7 @@ class ProgressLine:
         if self.interval <= 0 or run is None:
             return
         self.record = run.record
+        self.run = run
         if self.live is not None:
             self.live.attach()
         self.task = create_looping_call(self.tick)
@@ -278,10 +287,13 @@ class ProgressLine:
                 self.walk_rate.add(now, walk.urls)
                 rate = self.walk_rate.rate()
             parts.append(walk_part(walk, rate))
-        crawl = crawl_figures(record, interval)
+        # max_pages, or the setting that set it: as the link crawl names it
+        budget_name = getattr(getattr(self.run, "links", None), "pages_name", "max_pages")
+        crawl = crawl_figures(record, interval, budget_name)
         if crawl is not None:
             self.crawl_rate.add(now, crawl.done)
-            parts.append(crawl_part(crawl, self.crawl_rate.rate()))
+            self.growth.add(crawl.done, crawl.admitted)
+            parts.append(crawl_part(crawl, self.crawl_rate.rate(), self.growth.per_page()))
         if walk is None and crawl is None:
             parts.append(f"{record.discovered:,} URLs")
         kinds = f" · kinds: {kinds_line(record)}" if any(record.kinds.values()) else ""

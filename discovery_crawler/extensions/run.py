@@ -25,10 +25,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.defer import deferred_from_coro
+from scrapy.extensions.feedexport import FeedExporter
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from twisted.internet.defer import Deferred
 
 from discovery_crawler.arguments import RunOptions, out_dir_of
+from discovery_crawler.compiled import extracted_line, fallback_line
 from discovery_crawler.outcomes import OUTPUT_FAILED_REASON
 from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME, os_error_text
 from discovery_crawler.profiles import available_profiles
@@ -142,6 +146,9 @@ class DiscoveryRun:
         # Components of the entry point that stages hand records to (None: not this run's).
         self.links: Any = None  # crawling/links.py: LinkCrawl (admit_listed, union mode)
         self.verifier: Any = None  # crawling/verify.py: ListedPageVerifier (verify_listed)
+        self.feeds_closed = False  # Scrapy's feed exporter has stored every feed
+        self._failed_paths: set[str] = set()  # the files that could not be written
+        self._after_feeds: list[Deferred[None]] = []
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -152,7 +159,32 @@ class DiscoveryRun:
         mode = spec.get("mode") or run_mode(options, crawler.settings)
         run = cls(crawler, options, mode, spec.get("log_settings"))
         crawler.signals.connect(run.output_failed, signal=output_failed)
+        if line := fallback_line():  # an install (or egg) without its C extensions
+            logger.warning(line)
+        if line := extracted_line():  # a Scrapyd job: its egg's C code runs too
+            logger.info(line)
+        crawler.signals.connect(run._feeds_stored, signal=signals.feed_exporter_closed)
         return run
+
+    # -- the feeds ------------------------------------------------------------------------
+    def _feeds_stored(self) -> None:
+        self.feeds_closed = True
+        waiting, self._after_feeds = self._after_feeds, []
+        for waiter in waiting:
+            waiter.callback(None)
+
+    async def feeds_stored(self) -> None:
+        """Return once the feeds are stored: at once when they are (or there are none),
+        else when Scrapy's feed exporter says so (``feed_exporter_closed``). Scrapy
+        finishes a feed (its final pass, its rename into place) in a task that runs after
+        the other ``spider_closed`` handlers: what reports the run's outcome (the summary,
+        the crawl log, the job) awaits this, so a feed that fails there is told too."""
+        engine = self.crawler.engine
+        if self.feeds_closed or engine is None or self.crawler.get_extension(FeedExporter) is None:
+            return
+        waiter: Deferred[None] = Deferred()
+        self._after_feeds.append(waiter)
+        await maybe_deferred_to_future(waiter)
 
     # -- the site -------------------------------------------------------------------------
     def name_site(self, origin: str, note: str | None = None) -> None:
@@ -163,12 +195,18 @@ class DiscoveryRun:
         unify_site_origin(self.origins, origin)
 
     # -- the end --------------------------------------------------------------------------
-    def output_failed(self, path: object, error: OSError) -> None:
-        """A file could not be written: said in one line (the first failure only), and
-        the run stops at once rather than crawl on with nowhere to put what it finds."""
+    def output_failed(self, path: object, error: BaseException) -> None:
+        """A file could not be written: said in one line, and the run stops at once
+        rather than crawl on with nowhere to put what it finds. A later failure of
+        another file (the crawl log on the disk the feed filled) is one line more, so
+        a file that is missing is never missing in silence."""
         record = self.record
         if record.write_error is not None:
+            if str(path) not in self._failed_paths:
+                self._failed_paths.add(str(path))
+                logger.error("could not write %s either: %s", path, os_error_text(error))
             return
+        self._failed_paths.add(str(path))
         record.write_error = f"could not write {path}: {os_error_text(error)}"
         logger.error("OUTPUT FAILED: %s; the run stops", record.write_error)
         self.crawler.stats.set_value("discovery/write_error", record.write_error)

@@ -39,7 +39,7 @@ own (``SITEMAP_CONCURRENCY``). A slow server keeps its concurrent fetches; a fas
 asked for about what the parser takes, instead of every free fetch landing at once and
 waiting in memory. A page's response gives the slot its whole concurrency back.
 
-Interfaces for other components (documented in the README):
+Interfaces for other components (documented in docs/architecture.md):
 
 * ``request.meta["robots_crawl_delay"]``: seconds (or None) robots.txt states for the
   request's origin; set by the robots policy middleware on the requests it lets through.

@@ -4,11 +4,16 @@ refused; each host's interval as it changed; the holds it went through.
 
 An extension that only listens, as Scrapy's ``LogStats`` does:
 
-* ``request_reached_downloader``: a request about to be sent (robots.txt, sitemaps,
-  pages, retries: everything that goes to the network). A response answered by a
-  downloader middleware — a resumed job's journal (``job/responses_replayed``), a chunk's
-  held request (``chunk/held``), an HTTP cache's hit — never reaches it, so the requests
-  add up to ``downloader/request_count`` less those;
+* ``request_left_downloader``: a request the network answered or failed (robots.txt,
+  sitemaps, pages, retries: everything that went to the network), counted when its
+  download ended. Not ``request_reached_downloader``: a request reaches the downloader
+  when it joins its host's slot queue, and with a host interval a whole batch joins at
+  once and waits there, so a 7-request run over 6 s at one a second was drawn as 7 in
+  its first second. A response answered by a downloader middleware — a resumed job's
+  journal (``job/responses_replayed``), a chunk's held request (``chunk/held``), an HTTP
+  cache's hit — never reaches the downloader, so the requests add up to
+  ``downloader/request_count`` less those (and less any still in flight when the run
+  stopped);
 * ``page_refused`` (``signals.py``, the refusal middleware): a page fetch refused or failed,
   counted where the refusal is recorded;
 * ``host_interval`` and ``host_held`` (the host throttle): the interval in force from then
@@ -50,7 +55,7 @@ class RunTimeline:
         self.start = monotonic()
         connect = crawler.signals.connect
         connect(self.spider_opened, signal=signals.spider_opened)
-        connect(self.request_reached_downloader, signal=signals.request_reached_downloader)
+        connect(self.request_left_downloader, signal=signals.request_left_downloader)
         connect(self.page_refused, signal=page_refused)
         connect(self.host_interval, signal=host_interval)
         connect(self.host_held, signal=host_held)
@@ -78,7 +83,7 @@ class RunTimeline:
     def now(self) -> float:
         return monotonic() - self.start
 
-    def request_reached_downloader(self, request: Request, spider: Any = None) -> None:
+    def request_left_downloader(self, request: Request, spider: Any = None) -> None:
         self.timeline.request(_origin(request), self.now())
 
     def page_refused(self, request: Request, refusal: Any = None) -> None:

@@ -48,6 +48,7 @@ from discovery_crawler.robots import (
     request_origin,
 )
 from discovery_crawler.run_record import CappedList
+from discovery_crawler.urls.credentials import without_credentials
 
 if TYPE_CHECKING:
     from typing import Self
@@ -277,7 +278,9 @@ class RobotsPolicyMiddleware:
             location = response.headers.get(b"Location")
             if 300 <= response.status < 400 and location and len(chain) < MAX_REDIRECTS:
                 chain.append(response.url)
+                # a site's credentials in the Location: not sent, not recorded
                 url = safe_url_string(urljoin(response.url, location.decode("latin-1")))
+                url = without_credentials(url)
                 if url.startswith(("http://", "https://")):
                     continue
             self.stats.inc_value("robots/fetched")

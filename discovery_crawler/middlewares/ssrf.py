@@ -268,7 +268,13 @@ def guard_policy(settings: Any) -> AddressPolicy:
 
 
 # The handlers whose connections resolve through the reactor's resolver (the pins).
-GUARDED_HANDLERS = frozenset({"scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"})
+# The distributed mode's handler is HTTP11's, waiting for its host's turn first.
+GUARDED_HANDLERS = frozenset(
+    {
+        "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler",
+        "discovery_crawler.distributed.interval.RedisIntervalHandler",
+    }
+)
 
 
 def unguarded_connections(settings: Any) -> str | None:

@@ -25,9 +25,12 @@ class CrawlLogError(Exception):
     """The existing crawl log could not be read as one."""
 
 
-def os_error_text(exc: OSError) -> str:
+def os_error_text(exc: BaseException) -> str:
     """An OS error in words with its code, without Python's repr: ``No space left on
-    device (ENOSPC)``."""
+    device (ENOSPC)``; any other exception as its type and message (a bug in a write
+    path is told in the same one line)."""
+    if not isinstance(exc, OSError):
+        return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     name = errno.errorcode.get(exc.errno or 0)
     words = exc.strerror or str(exc) or type(exc).__name__
     return f"{words} ({name})" if name else words
@@ -72,10 +75,12 @@ def read_crawl_log(path: Path) -> dict[str, Any]:
     """Read an existing crawl log; raise ``CrawlLogError`` saying what is wrong with it."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CrawlLogError(f"{path} is not valid JSON ({exc})") from None
+    except (OSError, ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8 too
+        raise CrawlLogError(f"{path} is not valid JSON ({type(exc).__name__})") from None
     if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
         raise CrawlLogError(f"{path} has no runs[] list")
+    if not all(isinstance(run, dict) for run in data["runs"]):
+        raise CrawlLogError(f"{path} has a run in runs[] that is not an object")
     return data
 
 
@@ -88,6 +93,14 @@ def _free_name(path: Path) -> Path:
     return candidate
 
 
+def keep_aside(path: Path) -> Path:
+    """Move a file the run cannot use (a corrupt crawl log, ``state.json``, ``job.json``)
+    out of the way as ``<name>.corrupt-<time>``, never over another; return where."""
+    aside = _free_name(path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}"))
+    os.replace(path, aside)
+    return aside
+
+
 def append_run(path: Path, run: dict[str, Any]) -> Path:
     """Append ``run`` to the crawl log at ``path`` (created if missing); return the path."""
     log: dict[str, Any] = {"runs": []}
@@ -95,10 +108,7 @@ def append_run(path: Path, run: dict[str, Any]) -> Path:
         try:
             log = read_crawl_log(path)
         except CrawlLogError as exc:
-            aside = _free_name(
-                path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
-            )
-            os.replace(path, aside)
+            aside = keep_aside(path)
             logger.error("%s; kept it aside as %s and started a new log", exc, aside.name)
             run.setdefault("warnings", []).append(
                 f"previous crawl log unreadable, kept as {aside.name}"

@@ -40,6 +40,8 @@ from discovery_crawler.output.feed_lines import (
     json_utf8,
     worked_text,
 )
+from discovery_crawler.output.feed_log import feed_count_words
+from discovery_crawler.output.feed_storage import PARTIAL_SUFFIX
 from discovery_crawler.signals import output_failed
 from discovery_crawler.urls.normalize import twin_key
 from discovery_crawler.urls.seen import RecordPatch
@@ -127,6 +129,11 @@ def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> di
     return obj
 
 
+class FeedReadBack(Exception):
+    """Lines of the feed could not be read back by the final pass (the message counts
+    them): another writer's lines, or a file changed under the run."""
+
+
 class _GuardedFile:
     """The feed's file, whose first failed write (a full disk, a file gone read-only) is
     handed to ``failed`` (the ``output_failed`` signal) and after which nothing more is
@@ -165,10 +172,12 @@ class _RecordExporter(BaseItemExporter):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, file: BinaryIO, **kwargs: Any) -> Self:
-        def failed(path: Any, exc: OSError) -> None:
+        def failed(path: Any, exc: Exception) -> None:
             crawler.signals.send_catch_log(output_failed, path=path, error=exc)
 
-        return cls(_GuardedFile(file, failed), **kwargs)  # type: ignore[arg-type]
+        exporter = cls(_GuardedFile(file, failed), **kwargs)  # type: ignore[arg-type]
+        exporter.failed = failed
+        return exporter
 
     def __init__(self, file: BinaryIO, **kwargs: Any):
         super().__init__(dont_fail=True, **kwargs)
@@ -178,7 +187,12 @@ class _RecordExporter(BaseItemExporter):
         self.utf8 = codecs.lookup(self.encoding).name == "utf-8"
         self.seen: SeenSet | None = None
         self.finals: Any = None  # union mode: flags decided at the end (UnionTally)
-        self.count = 0
+        self.count = 0  # URLs written
+        self.batches = 0  # the items that wrote lines (Scrapy's "N items" counts them all)
+        # Told when the final pass fails (the output_failed signal, from a crawler).
+        self.failed: Callable[[Any, Exception], None] | None = None
+        self.unpatched = 0  # lines the final pass could not read back: kept as written
+        self.unpatched_error: Exception | None = None
 
     def export_item(self, item: Any) -> None:
         if not isinstance(item, UrlBatch):
@@ -190,18 +204,51 @@ class _RecordExporter(BaseItemExporter):
         if item.records:
             self.file.write(self.encode_batch(item.records, worked_text(item)))
             self.count += len(item.records)
+            self.batches += 1
 
     def encode_batch(self, records: list[dict[str, Any]], lines: str | None = None) -> bytes:
         """The batch as feed text; ``lines``: its JSON lines, already written."""
         raise NotImplementedError
 
     def finish_exporting(self) -> None:
+        """The final pass. It never raises: Scrapy runs it in a task of its own, where an
+        exception is a traceback after the run has been judged. A failure is told once
+        (``output_failed``: the run exits 4) and the feed keeps every line it has."""
+        name = getattr(self.file, "name", None)
+        if isinstance(name, str):  # Scrapy's "Stored … feed" line says URLs, not batches
+            # (a local feed is written as <name>.partial: Scrapy's line names the target)
+            feed_count_words().finished(name.removesuffix(PARTIAL_SUFFIX), self.count, self.batches)
         if getattr(self.file, "broken", False):
             return  # the run is stopping: what was written stays as it is (partial)
         try:
             self._patch_changed()
-        finally:
+            if self.unpatched:
+                raise FeedReadBack(
+                    f"{self.unpatched:,} lines of the feed could not be read back and are "
+                    f"kept as written (first: {type(self.unpatched_error).__name__}: "
+                    f"{self.unpatched_error})"
+                )
+        except Exception as exc:
+            self._fail(exc)
+        try:
             self.file.flush()  # a full disk is told here, not by Scrapy's close
+        except Exception as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: Exception) -> None:
+        path = getattr(self.file, "name", "the feed")
+        if self.failed is not None:
+            self.failed(path, exc)
+        else:
+            logger.error("the feed's final pass failed on %s: %s", path, exc)
+
+    def _kept(self, line: Any, exc: Exception) -> Any:
+        """A line the final pass cannot read back (a line not of this run's writing): kept
+        as written, counted, and the run told at the end."""
+        self.unpatched += 1
+        if self.unpatched_error is None:
+            self.unpatched_error = exc
+        return line
 
     def _patch_changed(self) -> None:
         seen = self.seen
@@ -260,7 +307,11 @@ class JsonLinesExporter(_RecordExporter):
 
     def rewrite(self, copy: BinaryIO, seen: SeenSet) -> None:
         for line in copy:
-            self.file.write(self._patch_line(line, seen))
+            try:
+                line = self._patch_line(line, seen)
+            except Exception as exc:
+                line = self._kept(line, exc)
+            self.file.write(line)
 
     def _patch_line(self, line: bytes, seen: SeenSet) -> bytes:
         # Every line starts with {"url": "<url>", so the URL is found without parsing JSON.
@@ -292,7 +343,10 @@ class JsonExporter(JsonLinesExporter):
             if line.startswith(b'{"url": '):
                 ending = b",\n" if line.endswith(b",\n") else b"\n"
                 body = line[: -len(ending)]
-                line = self._patch_line(body + b"\n", seen).rstrip(b"\n") + ending
+                try:
+                    line = self._patch_line(body + b"\n", seen).rstrip(b"\n") + ending
+                except Exception as exc:
+                    line = self._kept(line, exc)
             self.file.write(line)
 
 
@@ -395,11 +449,14 @@ class CsvExporter(_RecordExporter):
             rows = csv.reader(io.TextIOWrapper(copy, encoding=self.encoding, newline=""))
             writer.writerow(next(rows))
             for row in rows:
-                if self._changed(row[0], seen):
-                    obj = patched_record(_csv_record(row), seen, self.finals)
-                    if obj is not None:
-                        writer.writerow(_csv_row(obj))
-                        continue
+                try:
+                    if self._changed(row[0], seen):
+                        obj = patched_record(_csv_record(row), seen, self.finals)
+                        if obj is not None:
+                            writer.writerow(_csv_row(obj))
+                            continue
+                except Exception as exc:
+                    row = self._kept(row, exc)
                 writer.writerow(row)
         finally:
             text.detach()

@@ -14,12 +14,11 @@ import math
 from json.encoder import encode_basestring
 from typing import Any
 
+from discovery_crawler.compiled import extension
 from discovery_crawler.sitemaps.parser import priority_value
 
-try:  # the common records' lines in C (``_lines.c``); where it was not built, all in Python
-    from discovery_crawler.output import _lines
-except ImportError:
-    _lines = None  # type: ignore[assignment]
+# the common records' lines in C (``_lines.c``); where it was not built, all in Python
+_lines = extension("discovery_crawler.output._lines")
 
 dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
 LINK_SOURCES = ("link", "seed")

@@ -29,6 +29,7 @@ from discovery_crawler.output import report_charts, report_treemap
 from discovery_crawler.output.log_values import as_dict as _d
 from discovery_crawler.output.log_values import as_int as _int
 from discovery_crawler.output.log_values import as_list as _l
+from discovery_crawler.urls.display import readable
 
 REPORT_NAME = "report.html"
 MAX_ROWS = 1_000  # rows per table; the crawl log's own lists are capped too
@@ -208,6 +209,17 @@ def _listed(capped: Any) -> tuple[int, list[Any]]:
     return _int(capped.get("count")) or len(items), items
 
 
+def inventory_tiles(counts: dict[str, Any], filtered: int) -> list[tuple[str, Any]]:
+    """The header's first tiles, an account a reader can add up: unique URLs found −
+    filtered out (− anything else left out, when the counts say so) = in the inventory."""
+    unique, written = counts.get("unique"), counts.get("discovered")
+    tiles: list[tuple[str, Any]] = [("unique URLs found", unique), ("− filtered out", filtered)]
+    counted = isinstance(unique, int) and isinstance(written, int)
+    if counted and (left_out := unique - filtered - written):  # admitted, then not written
+        tiles.append(("− otherwise left out", left_out))
+    return [*tiles, ("= in the inventory", written)]
+
+
 # -- sections ------------------------------------------------------------------------------
 def _header(run: dict[str, Any]) -> str:
     discovery = _d(run.get("discovery"))
@@ -226,14 +238,12 @@ def _header(run: dict[str, Any]) -> str:
     if "filtered_as_junk" in discovery:  # a run from before junk was a flag: it dropped them
         filtered += _int(_d(discovery.get("filtered_as_junk")).get("count"))
     totals = [
-        ("URLs discovered", counts.get("discovered")),
-        ("found (unique)", counts.get("unique")),
-        ("filtered", filtered),
-        ("flagged junk", _int(_d(_junk_list(discovery)).get("count"))),
-        ("duplicates merged", counts.get("duplicates")),
-        ("malformed", counts.get("malformed")),
-        ("kept", _d(selection.get("kept")).get("count")),
-        ("cut", _d(selection.get("cut")).get("count")),
+        *inventory_tiles(counts, filtered),
+        ("flagged junk (in the inventory)", _int(_d(_junk_list(discovery)).get("count"))),
+        ("duplicates merged (counted once above)", counts.get("duplicates")),
+        ("malformed (dropped before)", counts.get("malformed")),
+        ("selected", _d(selection.get("kept")).get("count")),
+        ("not selected (in the inventory)", _d(selection.get("cut")).get("count")),
         ("refusals", refusals.get("total")),
         ("seconds", prov.get("elapsed_seconds")),
     ]
@@ -274,7 +284,7 @@ def _tree_node(node: dict[str, Any], depth: int, budget: list[int], out: list[st
         return
     budget[0] -= 1
     count = _int(node.get("count"))
-    name = node.get("name") or "/"
+    name = readable(str(node.get("name") or "/"))
     attrs = (
         f'data-path="{esc(node.get("path"))}" data-count="{count}"'
         f"{' data-collapsed' if node.get('collapsed') else ''}"
@@ -409,7 +419,10 @@ def _selection(run: dict[str, Any], max_rows: int) -> str:
         out.append(f'<div class="banner failed">{esc(err)}</div>')
     out.append(f'<h3 id="kept">Kept ({kept_count:,})</h3>')
     out.append(_page_table(sel.get("kept"), max_rows, True))
-    out.append(f'<h3 id="cut">Cut ({cut_count:,}; {len(cut_items):,} listed, best first)</h3>')
+    out.append(
+        f'<h3 id="cut">Not selected, in the inventory all the same ({cut_count:,}; '
+        f"{len(cut_items):,} listed, best first)</h3>"
+    )
     out.append(_page_table(sel.get("cut"), max_rows, True))
     scores = _d(sel.get("scores"))
     rules = Table(["rule", "points", "means"], max_rows)

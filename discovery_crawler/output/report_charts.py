@@ -148,6 +148,8 @@ def source_category(sources: Any) -> str:
     """``sitemap`` (only sitemap-side sources), ``links`` (only link-side), ``both``, or
     ``unknown`` (no source recorded)."""
     names = {str(k) for k, v in _d(sources).items() if count(v)}
+    if "both" in names:  # union mode: URLs listed and linked (``selection.tree.BOTH``)
+        return "both"
     side_map = bool(names & SITEMAP_SOURCES)
     side_links = bool(names & LINK_SOURCES)
     if side_map and side_links:
@@ -527,12 +529,15 @@ def timeline_chart(run: dict[str, Any]) -> str:
     hosts = timeline_hosts(timeline)
     if not n or not hosts:
         return note("timeline", title, "no request was made", wide=True)
-    span = n * width
+    # The axis spans the run (its buckets are as wide as they had to be, and a run shorter
+    # than one bucket is still the seconds it took), a bucket's height its requests / width.
+    elapsed = number(_d(run.get("provenance")).get("elapsed_seconds"))
+    span = max(n * width, min(elapsed, n * width + 86_400.0))
     events = [_d(e) for e in _l(timeline.get("events"))][:TIMELINE_EVENTS]
     # A hold may run past the last bucket (a Retry-After at the end); one that claims more
     # than an hour past it is cut there, not allowed to squash the chart.
     for e in events:
-        span = max(span, min(number(e.get("t")) + number(e.get("seconds")), n * width + 3600))
+        span = max(span, min(number(e.get("t")) + number(e.get("seconds")), span + 3600))
     W, left, right = 1100, 56, 90
     plot_w = W - left - right
     rate_h, lane_h, iv_h = 150, 14, 60

@@ -17,6 +17,8 @@ from collections import Counter, deque
 from typing import Any
 
 from discovery_crawler.output.report_charts import (
+    LINK_SOURCES,
+    SITEMAP_SOURCES,
     _d,
     _l,
     count,
@@ -127,6 +129,12 @@ def shape_tree(tree: Any, max_nodes: int = MAX_NODES) -> dict[str, Any] | None:
         "root": out_root,
         "urls": count(_d(tree).get("urls")) or out_root["c"],
         "nodes": max_nodes - budget,
+        # each source's colour class, for the legend's counts (``source_category``)
+        "sides": {
+            **dict.fromkeys(SITEMAP_SOURCES, "sitemap"),
+            **dict.fromkeys(LINK_SOURCES, "links"),
+            "both": "both",
+        },
         "palette": {
             "source": SOURCE_COLOURS,
             "status": STATUS_COLOURS,
@@ -305,7 +313,8 @@ document.addEventListener("DOMContentLoaded", function () {
       if (r.w < 0.5 || r.h < 0.5) { return; }
       var n = r.it.n;
       var g = el("g", {"class": r.it.self ? "cell self" : "cell", "data-path": n.p,
-                       "data-count": r.it.v, "data-level": level}, svg);
+                       "data-count": r.it.v, "data-level": level,
+                       "data-category": n.g[MODES[mode]]}, svg);
       g.__node = n;
       g.__self = !!r.it.self;
       el("rect", {x: r.x.toFixed(1), y: r.y.toFixed(1), width: r.w.toFixed(1),
@@ -327,7 +336,7 @@ document.addEventListener("DOMContentLoaded", function () {
       layout(zoom, 0, 0, W, H, 1);
     } else {
       var g = el("g", {"class": "cell", "data-path": zoom.p, "data-count": zoom.c,
-                       "data-level": 1}, svg);
+                       "data-level": 1, "data-category": zoom.g[MODES[mode]]}, svg);
       g.__node = zoom;
       el("rect", {x: 0, y: 0, width: W, height: H, fill: colour(zoom)}, g);
       label(g, shown(zoom.n) + " " + fmt(zoom.c), 0, 0, W, "hd");
@@ -354,27 +363,45 @@ document.addEventListener("DOMContentLoaded", function () {
     });
   }
 
+  function statusGroup(t) {  // report_treemap.status_group
+    if (t === "listed") { return "listed"; }
+    return /^[2-5][0-9][0-9]$/.test(t) ? t[0] + "xx" : "other";
+  }
+  // The URLs at or below the zoomed node in each colour class of the mode: the legend says
+  // how many URLs each colour stands for (the inventory's counts at the root).
+  function classCounts() {
+    var out = {}, tally = mode === "source" ? zoom.s : mode === "status" ? zoom.t : zoom.k;
+    Object.keys(tally || {}).forEach(function (k) {
+      var cat = mode === "source" ? (data.sides[k] || "unknown")
+        : mode === "status" ? statusGroup(k) : k;
+      out[cat] = (out[cat] || 0) + tally[k];
+    });
+    return out;
+  }
+
   function drawLegend() {
     clear(legend);
-    var pal = data.palette[mode], used = {}, todo = [zoom];
+    var pal = data.palette[mode], used = classCounts(), todo = [zoom];
     while (todo.length) {
       var n = todo.pop();
-      used[n.g[MODES[mode]]] = 1;
+      used[n.g[MODES[mode]]] = used[n.g[MODES[mode]]] || 0;
       (n.ch || []).forEach(function (c) { todo.push(c); });
     }
     Object.keys(pal).forEach(function (k) {
-      if (!used[k]) { return; }
+      if (used[k] === undefined) { return; }
       var s = document.createElement("span"), i = document.createElement("i");
       s.setAttribute("data-category", k);
+      s.setAttribute("data-count", used[k]);
       s.appendChild(i);
-      s.appendChild(document.createTextNode(pal[k][0]));
+      s.appendChild(document.createTextNode(pal[k][0] + " (" + fmt(used[k]) + ")"));
       i.style.background = pal[k][1];  // CSSOM: allowed by the CSP, unlike a style attribute
       legend.appendChild(s);
     });
     var hint = document.createElement("span");
     hint.className = "muted";
     hint.textContent = mode === "source"
-      ? "(a path's URLs came from sitemaps only, from links only, or both)"
+      ? "(URLs a sitemap listed and no page linked, linked and not listed, or both; " +
+        "a path's colour: both when its URLs are of more than one)"
       : "(what most of a path's URLs are)";
     legend.appendChild(hint);
   }

@@ -4,9 +4,13 @@ batch → ``close(...)``.
 
 Per URL: its slug (kept across runs), when it was first and last seen (run numbers), its
 ``lastmod`` and its status — ``new`` (first seen by the run that wrote the file),
-``known``, ``changed`` (``lastmod`` differs from the previous run's) or ``removed`` (listed
-before, not any more). A re-run reads the file, marks every record it discovers new /
-known / changed, keeps known URLs' slugs, reports what was removed, and writes it back.
+``known``, ``changed`` (``lastmod`` differs from the previous run's), ``removed`` (listed
+before, not any more) or ``unconfirmed`` (listed before, not seen by this run, and not
+judged removed: a source it could not read, or a scope that does not cover the one the URL
+was found under — ``state_scope.py``; the entry is kept as it was). A re-run reads the
+file, marks every record it discovers new / known / changed, keeps known URLs' slugs,
+reports what was removed and what was not re-confirmed, and writes it back. The header
+records the run's scope and the job that wrote it.
 
 The concerns live apart: the file's layout and its checks (``state_format.py``), the
 previous run held compactly on the project's seen-set (``state_previous.py``), what
@@ -17,7 +21,9 @@ entries not seen this run. A URL is identified by its trailing-slash twin key
 one page across runs too.
 
 **Safety.** Written to a temporary file and renamed (``os.replace``): a crash leaves the
-old state or the new one, never half of one (a left-over temporary is ignored). A file
+old state or the new one, never half of one (a left-over temporary is ignored).
+``changes.json`` is written before the rename, and a resumable job keeps the state it
+replaced until it is marked finished, so a kill at any moment loses no report (``_write``). A file
 that does not read back exactly as written — a duplicate URL or slug, a URL of another
 origin, anything ``state_format`` refuses — is never used nor overwritten: it is moved
 aside as ``state.json.corrupt-<time>`` with one log line, and the run continues as a first
@@ -37,6 +43,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any
 
+from discovery_crawler.output.kill_points import kill_point
 from discovery_crawler.output.state_changes import CHANGES_NAME, Changes, write_changes
 from discovery_crawler.output.state_format import (
     ENTRY_SEPARATOR,
@@ -44,6 +51,7 @@ from discovery_crawler.output.state_format import (
     FORMAT,
     FORMAT_V1,
     HISTORY_CAP,
+    PREVIOUS_NAME,
     STATE_NAME,
     STATUSES,
     StateError,
@@ -72,6 +80,7 @@ from discovery_crawler.output.state_previous import (
     PreviousRun,
     lastmod_hash,
 )
+from discovery_crawler.output.state_scope import ALL, IN_SCOPE, Judgement, RunScope, judge
 from discovery_crawler.output.state_sitemaps import (
     SectionsError,
     SectionsReader,
@@ -119,6 +128,11 @@ def _has_worker_entry(records: list[dict[str, Any]]) -> bool:
     return any(f is not None and f.state for f in holding(records[:1] + records[-1:], FROM_ENTRY))
 
 
+# What reading a state file of any shape can raise (its checks raise StateError; these
+# are what a shape they did not foresee gives): the file is kept aside, the run goes on.
+_UNREADABLE = (StateError, OSError, ValueError, TypeError, KeyError, IndexError, RecursionError)
+
+
 class RunState:
     """The state of one run: the previous run (compact) plus this run's entries (spooled).
 
@@ -134,8 +148,17 @@ class RunState:
         refresh: tuple[str, ...] = (),
         refresh_all: bool = False,
         list_cap: int = 1000,
+        scope: RunScope | None = None,
+        job_id: str | None = None,
+        resumed: bool = False,
     ) -> None:
         self.path = out_dir / STATE_NAME
+        # The state judged against: state.json, or the one a job's run replaced before it
+        # was killed (PREVIOUS_NAME, on a resume), or None: this job wrote the first state.
+        self.previous_path: Path | None = self.path
+        self.scope = scope  # what this run looks at (state_scope.py)
+        self.job_id = job_id  # the resumable job running it (extensions/job.py), if any
+        self.resumed = resumed
         self.out_dir = out_dir
         self.input_origin = input_origin
         self.refresh = tuple(refresh)
@@ -166,13 +189,15 @@ class RunState:
         """The run's state, with the previous one read from ``out_dir/state.json`` when
         it exists and reads back as written; otherwise moved aside (one log line)."""
         state = cls(out_dir, **kwargs)
-        if state.path.exists():
+        state._choose_previous()
+        path = state.previous_path
+        if path is not None and path.exists():
             try:
                 state._read_previous()
-            except (StateError, OSError) as exc:
+            except _UNREADABLE as exc:
                 state._forget_previous()
                 try:
-                    aside = move_aside(state.path)
+                    aside = move_aside(path)
                 except OSError as move_exc:
                     logger.error("%s; could not move it aside (%s)", exc, move_exc)
                     raise
@@ -186,6 +211,31 @@ class RunState:
             state.changes.refresh_unknown = list(state.refresh)
         return state
 
+    def _choose_previous(self) -> None:
+        """Which state to judge against. A job killed after its state was written but before
+        it was marked finished resumes against the state that one replaced (kept as
+        PREVIOUS_NAME), so its resume reports the real changes, not none; left by any other
+        run, that file is dropped."""
+        link = self.out_dir / PREVIOUS_NAME
+        own = False
+        if self.resumed and self.job_id and self.path.exists():
+            with contextlib.suppress(StateError, OSError):
+                own = read_header(self.path).get("job") == self.job_id
+        if own:
+            self.previous_path = link if link.exists() else None
+            logger.info(
+                "%s was written by this job before it was stopped: judged against %s",
+                self.path.name,
+                "the state it replaced" if link.exists() else "no state (its first run)",
+            )
+        else:
+            link.unlink(missing_ok=True)
+
+    @staticmethod
+    def drop_previous(out_dir: Path) -> None:
+        """The job is marked finished: the state its run replaced is not needed any more."""
+        (out_dir / PREVIOUS_NAME).unlink(missing_ok=True)
+
     def _forget_previous(self) -> None:
         self.header = None
         self.table = None
@@ -196,7 +246,8 @@ class RunState:
 
     def _read_previous(self) -> None:
         refresh = set(self.refresh)
-        previous = PreviousRun.load(self.path, refresh)
+        assert self.previous_path is not None
+        previous = PreviousRun.load(self.previous_path, refresh)
         header = previous.header
         self.header = header
         self.table = previous
@@ -234,6 +285,11 @@ class RunState:
                 f"its sitemap sections are not usable ({exc}): every sitemap is read in full"
             )
             logger.warning("state.json: %s", self.sections_unused)
+
+    @property
+    def spool_path(self) -> Path:
+        """The file this run's entries are spooled to (``state.json`` before there is one)."""
+        return self._spool_path or self.path
 
     @property
     def origin(self) -> str | None:
@@ -413,6 +469,7 @@ class RunState:
         finished_at: str,
         not_judged_because: str | None = None,
         upgrades: dict[int, dict[str, Any]] | None = None,
+        scope: RunScope | None = None,
     ) -> Changes:
         """Write the new state (atomically) and return the run's changes.
 
@@ -421,7 +478,11 @@ class RunState:
         status instead of becoming ``removed``. ``upgrades``: ``SeenSet.upgrades`` of the
         dedup stage (a URL listed after its record passed, as its slash twin or after an
         hreflang alternate): the entry takes the listed URL and ``lastmod``, as the feed does.
+        ``scope``: what this run looked at (known at its end: ``auto`` may fall back to the
+        link crawl); recorded, and compared with the previous run's (``state_scope.py``).
         """
+        if scope is not None:
+            self.scope = scope
         changes = self.changes
         if self.closed:
             return changes
@@ -435,8 +496,8 @@ class RunState:
             if origin is None:  # nothing was discovered and there is no previous state
                 changes.urls = 0
                 return changes
-            self._write(origin, started_at, finished_at, upgrades or {})
-            changes.written = str(self.path)
+            judgements = self._judgements(origin)
+            self._write(origin, started_at, finished_at, upgrades or {}, judgements)
         finally:
             self._drop_spool()
             self.sections_out.drop()
@@ -453,13 +514,45 @@ class RunState:
             self._spool_path.unlink(missing_ok=True)
             self._spool_path = None
 
+    def _judgements(self, origin: str) -> tuple[Judgement, Judgement]:
+        """How far this run may judge the previous run's URLs, and the URLs an earlier run
+        left unconfirmed (``state_scope.judge``); said in ``changes``."""
+        header = self.header or {}
+        everything = Judgement(ALL)
+        if self.scope is None or self.table is None:
+            return everything, everything
+        live = judge(RunScope.from_dict(header.get("scope")), self.scope, origin)
+        carried = judge(RunScope.from_dict(header.get("unconfirmed_scope")), self.scope, origin)
+        changes = self.changes
+        reasons = list(live.reasons)
+        level = live.level
+        counts = header.get("counts")
+        if isinstance(counts, dict) and counts.get("unconfirmed"):
+            reasons += [r for r in carried.reasons if r not in reasons]
+            if carried.level != ALL and level == ALL:
+                level = IN_SCOPE  # the previous run's URLs judged, not all those left before
+        if level == IN_SCOPE and not reasons:
+            level = ALL  # the same paths as before: every URL the run could see it looked for
+        changes.removals_scope = level
+        changes.scope_reasons = reasons
+        return live, carried
+
     def _write(
-        self, origin: str, started_at: str, finished_at: str, upgrades: dict[int, Any]
+        self,
+        origin: str,
+        started_at: str,
+        finished_at: str,
+        upgrades: dict[int, Any],
+        judgements: tuple[Judgement, Judgement],
     ) -> None:
         """One pass: header, this run's entries (spool), the previous entries not seen
-        this run, the closing line; to a temporary file renamed over the old state."""
+        this run, the closing line; to a temporary file.
+
+        Then, in this order, so that a kill at any moment loses no report: ``changes.json``
+        (killed before the rename, the next run judges against the old state again), the
+        old state hard-linked aside for a resumable job (killed after the rename, its
+        resume judges against that), the rename; the job is marked finished after."""
         changes = self.changes
-        judged = changes.removals_judged
         previous = self.header or {}
         input_origins = [*previous.get("input_origins", []), self.input_origin]
         input_origins = [o for o in dict.fromkeys(input_origins) if o][-20:]
@@ -475,6 +568,10 @@ class RunState:
         sections = self.sections_out.finish(changes.run)
         if sections is not None:
             head["sitemaps"] = sections
+        if self.scope is not None:
+            head["scope"] = self.scope.as_dict()
+        if self.job_id:
+            head["job"] = self.job_id
         counts: Counter[str] = Counter(dict.fromkeys(STATUSES, 0))
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._sweep()  # once more: a run killed a moment before this one began is old now
@@ -485,7 +582,7 @@ class RunState:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 out.write(header_line(head))
                 pending = self._copy_spool(out, counts, upgrades)
-                pending = self._copy_unseen(out, counts, pending, judged)
+                pending, unconfirmed_scope = self._copy_unseen(out, counts, pending, judgements)
                 if pending is not None:
                     out.write(pending + "\n")
                 total = sum(counts.values())
@@ -493,10 +590,11 @@ class RunState:
                     "run": changes.run,
                     "started_at": started_at,
                     "finished_at": finished_at,
-                    "removals_judged": judged,
+                    "removals_judged": changes.fully_judged,
                     "new": changes.new.count,
                     "removed": changes.removed.count,
                     "changed": changes.changed.count,
+                    "unconfirmed": changes.unconfirmed.count,
                     "urls": total,
                 }
                 footer = {
@@ -504,15 +602,43 @@ class RunState:
                     "counts": dict(counts),
                     "runs": [*previous.get("runs", []), run_entry][-HISTORY_CAP:],
                 }
+                if unconfirmed_scope is not None:  # the scope the unconfirmed were found in
+                    footer["unconfirmed_scope"] = unconfirmed_scope.as_dict()
                 out.write(footer_line(footer))
                 out.flush()
                 os.fsync(out.fileno())
+            changes.urls = total
+            changes.written = str(self.path)
+            if not changes.first_run:
+                write_changes(self.out_dir, changes)
+                kill_point("changes_write")
+            self._keep_replaced()
             os.replace(tmp, self.path)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        changes.urls = total
-        remove_other_sections(self.out_dir, sections)
+        kill_point("state_rename")
+        self._remove_old_sections(sections)
+
+    def _remove_old_sections(self, sections: str | None) -> None:
+        """Sections files no state names any more: all but this run's, and the replaced
+        state's while it is kept aside (a killed job's resume asks with those)."""
+        keep = {sections}
+        if (self.out_dir / PREVIOUS_NAME).exists() and self.header:
+            keep.add(self.header.get("sitemaps"))
+        remove_other_sections(self.out_dir, keep)
+
+    def _keep_replaced(self) -> None:
+        """A resumable job's run keeps the state it replaces (a hard link, no copy) until
+        the job is marked finished: killed in between, its resume judges against it."""
+        if not self.job_id or self.previous_path != self.path or not self.path.exists():
+            return
+        link = self.out_dir / PREVIOUS_NAME
+        link.unlink(missing_ok=True)
+        try:
+            os.link(self.path, link)
+        except OSError as exc:  # no hard links here: a kill in the window re-judges
+            logger.debug("could not keep %s aside (%s)", self.path.name, exc)
 
     def _copy_spool(
         self, body: IO[str], counts: Counter[str], upgrades: dict[int, Any]
@@ -546,24 +672,54 @@ class RunState:
         return pending
 
     def _copy_unseen(
-        self, body: IO[str], counts: Counter[str], pending: str | None, judged: bool
-    ) -> str | None:
-        """Previous entries not seen this run: ``removed`` (when removals are judged) or
-        as they were."""
+        self,
+        body: IO[str],
+        counts: Counter[str],
+        pending: str | None,
+        judgements: tuple[Judgement, Judgement],
+    ) -> tuple[str | None, RunScope | None]:
+        """Previous entries not seen this run: ``removed`` where removals are judged for
+        them, else kept as they were with status ``unconfirmed``. Returns the last line
+        held back and the scope the entries left unconfirmed were found under."""
         table = self.table
-        if table is None:
-            return pending
-        removed = self.changes.removed
-        for url, slug, first, last, lastmod, status in table.unseen(self.path):
-            if judged and status != "removed":
-                removed.append(url)
-                status = "removed"
+        if table is None or self.previous_path is None:
+            return pending, None
+        changes = self.changes
+        judged = changes.removals_judged
+        removed, unconfirmed = changes.removed, changes.unconfirmed
+        live, carried = judgements
+        left_live = left_carried = False
+        for url, slug, first, last, lastmod, status in table.unseen(self.previous_path):
+            if status != "removed":
+                was_unconfirmed = status == "unconfirmed"
+                judgement = carried if was_unconfirmed else live
+                if judged and judgement.judges(url):
+                    removed.append(url)
+                    status = "removed"
+                else:
+                    unconfirmed.append(url)
+                    status = "unconfirmed"
+                    if was_unconfirmed:
+                        left_carried = True
+                    else:
+                        left_live = True
             line = entry_line(url, slug, first, last, lastmod, status)
             if pending is not None:
                 body.write(pending + ",\n")
             pending = line
             counts[status] += 1
-        return pending
+        header = self.header or {}
+        scopes = [
+            RunScope.from_dict(header.get(key))
+            for key, left in (("scope", left_live), ("unconfirmed_scope", left_carried))
+            if left
+        ]
+        if not scopes or None in scopes:
+            return pending, None  # none left, or found under a scope not recorded
+        merged = scopes[0]
+        for other in scopes[1:]:
+            merged = merged.merge(other)  # type: ignore[arg-type]
+        return pending, merged
 
     def abandon(self) -> None:
         """Drop this run's spool without writing (the previous state stays as it was)."""

@@ -33,12 +33,11 @@ import time
 from json.encoder import encode_basestring
 from typing import IO, TYPE_CHECKING, Any
 
-from discovery_crawler.output.crawl_log import _free_name
+from discovery_crawler.compiled import extension
+from discovery_crawler.output.crawl_log import keep_aside
 
-try:  # entry_lines in C (``_lines.c``); where it was not built, in Python
-    from discovery_crawler.output import _lines
-except ImportError:
-    _lines = None  # type: ignore[assignment]
+# entry_lines in C (``_lines.c``); where it was not built, in Python
+_lines = extension("discovery_crawler.output._lines")
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -49,8 +48,13 @@ FORMAT = "discovery-crawler/state/2"
 # Format 1 (no sitemap sections) is read as it is and written back as 2 (``RunState``).
 FORMAT_V1 = "discovery-crawler/state/1"
 FORMATS = (FORMAT_V1, FORMAT)
+# The state a job's run replaced, hard-linked while the job is not marked finished: a job
+# killed after its state was written judges its resume against it (``state.py``).
+PREVIOUS_NAME = f".{STATE_NAME}.previous"
 FIELDS = ("url", "slug", "first_seen", "last_seen", "lastmod", "status")
-STATUSES = ("new", "known", "changed", "removed")
+# ``unconfirmed``: listed before, not seen by the run that wrote the file, and not judged
+# removed by it (a source it could not read, a narrower scope: ``state_scope.py``).
+STATUSES = ("new", "known", "changed", "removed", "unconfirmed")
 HISTORY_CAP = 100  # runs kept in the header's history
 
 _ENTRIES_OPEN = ', "entries": [\n'
@@ -143,7 +147,9 @@ def _parse_header(line: bytes, path: Path) -> dict[str, Any]:
     if not text.endswith(_ENTRIES_OPEN):
         raise StateError(f"{path} is not a state file in the expected layout (line 1)")
     header = json.loads(text[: -len(_ENTRIES_OPEN)] + "}")
-    if not isinstance(header, dict) or header.get("format") not in FORMATS:
+    if not isinstance(header, dict):
+        raise StateError(f"{path} is not a state file in the expected layout (line 1)")
+    if header.get("format") not in FORMATS:
         raise StateError(f"{path}: unknown format {header.get('format')!r}, expected {FORMAT}")
     origin = header.get("origin")
     run = header.get("run")
@@ -151,8 +157,9 @@ def _parse_header(line: bytes, path: Path) -> dict[str, Any]:
         raise StateError(f"{path}: no origin in the header")
     if not isinstance(run, int) or run < 1:
         raise StateError(f"{path}: header has no valid run number")
-    if not isinstance(header.get("input_origins", []), list):
-        raise StateError(f"{path}: input_origins is not a list")
+    origins = header.get("input_origins", [])
+    if not isinstance(origins, list) or not all(isinstance(o, str) for o in origins):
+        raise StateError(f"{path}: input_origins is not a list of origins")
     return header
 
 
@@ -163,7 +170,7 @@ def read_header(path: Path) -> dict[str, Any]:
         with open(path, "rb") as fh:
             line = fh.readline(1 << 20)
         return _parse_header(line, path)
-    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError is a ValueError
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8 too
         raise StateError(f"{path} is not a valid state file ({exc})") from None
 
 
@@ -269,7 +276,8 @@ def iter_entry_chunks(
                     done += len(entries)
                     yield entries
         raise StateError(f"{path} ends early (truncated: no closing line)")
-    except (UnicodeDecodeError, TypeError, ValueError) as exc:  # JSONDecodeError too
+    except (TypeError, ValueError, RecursionError, AttributeError, KeyError) as exc:
+        # (JSONDecodeError and bad UTF-8 are ValueErrors)
         raise StateError(f"{path} is not a valid state file ({exc})") from None
 
 
@@ -283,9 +291,7 @@ def iter_entries(path: Path, footer: dict[str, Any] | None = None) -> Iterator[A
 
 def move_aside(path: Path) -> Path:
     """Move an unusable state file out of the way (never overwritten); return where."""
-    aside = _free_name(path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}"))
-    os.replace(path, aside)
-    return aside
+    return keep_aside(path)
 
 
 # A run holds an exclusive flock on each work file it has open beside state.json (its
@@ -340,7 +346,7 @@ def check_origin(out_dir: Path, input_origin: str) -> str | None:
         return None
     try:
         header = read_header(path)
-    except (StateError, OSError):
+    except (StateError, OSError, TypeError, KeyError, AttributeError):
         return None
     accepted = {header["origin"], *header.get("input_origins", [])}
     if input_origin in accepted:

@@ -121,6 +121,9 @@ class PreviousRun:
                     exceptions[slot] = slug
         header["count"] = footer["count"]
         header["runs"] = footer.get("runs", [])
+        header["counts"] = footer.get("counts", {})
+        if "unconfirmed_scope" in footer:  # state_scope.py: what the unconfirmed were found in
+            header["unconfirmed_scope"] = footer["unconfirmed_scope"]
         previous.header = header
         previous.live = live
         return previous

@@ -36,7 +36,7 @@ from typing import IO, TYPE_CHECKING, Any
 from discovery_crawler.output.state_format import STATE_NAME, hold
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Collection, Iterator
 
 SECTIONS_FORMAT = "discovery-crawler/sitemaps/1"
 SECTIONS_PREFIX = "state.sitemaps."
@@ -354,11 +354,11 @@ class SectionsWriter:
             self.size = self._fh.tell()
 
 
-def remove_other_sections(out_dir: Path, keep: str | None) -> list[Path]:
-    """Remove every ``state.sitemaps.*.jsonl`` in ``out_dir`` but ``keep``."""
+def remove_other_sections(out_dir: Path, keep: Collection[str | None]) -> list[Path]:
+    """Remove every ``state.sitemaps.*.jsonl`` in ``out_dir`` whose name is not in ``keep``."""
     removed = []
     for path in out_dir.glob(f"{SECTIONS_PREFIX}*{SECTIONS_SUFFIX}"):
-        if path.name != keep:
+        if path.name not in keep:
             with contextlib.suppress(OSError):
                 path.unlink()
                 removed.append(path)

@@ -23,6 +23,7 @@ from typing import Any
 from discovery_crawler.output.log_values import as_dict as _d
 from discovery_crawler.output.log_values import as_int as _int
 from discovery_crawler.output.log_values import as_list as _l
+from discovery_crawler.urls.display import readable
 
 MAX_NAME = 160  # characters of one URL or name shown; the rest is cut, with "…"
 BRANCH, LAST, PIPE, SPACE = "├── ", "└── ", "│   ", "    "
@@ -176,7 +177,7 @@ def _tally(counts: Any, skip: str | None = None) -> str:
 
 
 def _node_line(node: dict[str, Any]) -> str:
-    line = f"{clean(node.get('name') or '/')}  {_int(node.get('count')):,}"
+    line = f"{clean(readable(str(node.get('name') or '/')))}  {_int(node.get('count')):,}"
     extra = []
     kinds = _d(node.get("kinds"))
     if set(kinds) - {"page"}:

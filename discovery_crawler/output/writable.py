@@ -18,7 +18,7 @@ class OutputUnwritable(Exception):
     """A file of the run cannot be written; the message names it and the OS error."""
 
 
-def _make_folder(path: Path) -> None:
+def make_folder(path: Path) -> None:
     """``mkdir -p``, but a file where a folder should be is "Not a directory" (``mkdir``
     says "File exists", which reads as if all were well)."""
     for ancestor in (path, *path.parents):
@@ -32,7 +32,7 @@ def _make_folder(path: Path) -> None:
 def check_out_dir(path: Path, what: str = "the out folder") -> None:
     """``path`` exists (made if missing) and a file can be created in it."""
     try:
-        _make_folder(path)
+        make_folder(path)
         fd, probe = tempfile.mkstemp(prefix=".discovery-write-check-", dir=path)
         os.close(fd)
         os.unlink(probe)
@@ -45,7 +45,7 @@ def check_feed_file(path: Path) -> None:
     append, so an existing feed is not truncated; removed again when the check made it."""
     existed = path.exists()
     try:
-        _make_folder(path.parent)
+        make_folder(path.parent)
         with path.open("ab"):
             pass
         if not existed:

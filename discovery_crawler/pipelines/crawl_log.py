@@ -1,6 +1,6 @@
 """Crawl-log writer: appends the run's record to ``_crawl-log.json`` when the spider
-closes (on ``spider_closed``, so the record carries Scrapy's finish reason), and writes
-``report.html`` beside it."""
+closes (on ``spider_closed``, so the record carries Scrapy's finish reason; once the feeds
+are stored, so it says whether they were), and writes ``report.html`` beside it."""
 
 from __future__ import annotations
 
@@ -27,7 +27,11 @@ class CrawlLogPipeline(BatchStage):
         # Named up front: the end-of-run summary is logged before this stage writes.
         if crawler.settings.getbool("REPORT_ENABLED", True):
             self.record.report_path = self.run.crawl_log_path.with_name(REPORT_NAME)
-        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+
+    async def _spider_closed(self, reason: str) -> None:
+        await self.run.feeds_stored()  # the feed's fate in the log
+        self.spider_closed(reason)
 
     def process_item(self, item: Any) -> Any:
         # Last stage: what leaves here is the inventory (one feed line per record).

@@ -6,6 +6,15 @@ structures hang on the run record (``record.groups``, ``record.tree``) for the c
 (``runs[].groups``, ``runs[].tree``), the summary line (``Groups (7): blog 120, …``) and
 the report. Counts go to stats when the spider closes: ``groups/path``, ``groups/parent``,
 ``groups/tree_nodes``.
+
+The tree counts each URL under its final source, which in union mode is known only when
+the crawl is over: a URL a sitemap listed may be linked later, and one a link found may
+be listed later (the feed's ``sitemap_only`` / ``links_only`` flags are decided then). So
+in union mode the tree's columns of each batch (URLs, kinds, statuses, sources) are held
+and counted when the spider closes, each URL under ``sitemap`` (listed only), ``link``
+(linked only) or ``both`` (``UnionTally``); its colours then equal the inventory's. In
+every other mode a URL's source never changes after it is written, and batches are
+counted as they come.
 """
 
 from __future__ import annotations
@@ -22,7 +31,8 @@ from discovery_crawler.items import UrlBatch
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.selection.groups import Groups
 from discovery_crawler.selection.parents import split_many
-from discovery_crawler.selection.tree import PathTree
+from discovery_crawler.selection.tree import BOTH, PathTree
+from discovery_crawler.urls.normalize import twin_key
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -57,6 +67,22 @@ def columns(
     return urls, kinds, sources, statuses
 
 
+def final_source(union: Any, url: str, source: Any) -> Any:
+    """A union-mode URL's source once the crawl is over: ``both`` (a sitemap listed it and
+    a page linked it, or it is the seed), ``sitemap`` (listed only: the feed's
+    ``sitemap_only``), ``link`` (linked only: ``links_only``); a URL neither listed nor
+    linked (a canonical, a redirect's target) keeps the source it was written with."""
+    listed = union.is_listed(url)
+    linked = union.is_linked(twin_key(url))
+    if listed and linked:
+        return BOTH
+    if listed:
+        return "sitemap"
+    if linked:
+        return "link"
+    return source
+
+
 class GroupsPipeline(BatchStage):
     """Path groups, parent groups and the path tree of the kept URLs."""
 
@@ -79,6 +105,10 @@ class GroupsPipeline(BatchStage):
         self.errors = 0
         self.record.groups = self.groups
         self.record.tree = self.tree
+        # union mode: the tree's batches, counted once the sources are final (close_spider)
+        self.held: list[tuple[list[str], list[Any], list[Any], list[Any] | None]] | None = (
+            [] if self.run.mode == "union" else None
+        )
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, UrlBatch) or not item.records:
@@ -88,15 +118,38 @@ class GroupsPipeline(BatchStage):
             split = split_many(urls)
             per_parent = Counter(split.parents)
             self.groups.add_many(urls, split=split, per_parent=per_parent)
-            self.tree.add_many(urls, kinds, sources, statuses, split=split, distinct=per_parent)
+            if self.held is not None:
+                self.held.append((urls, kinds, sources, statuses))
+            else:
+                self.tree.add_many(urls, kinds, sources, statuses, split=split, distinct=per_parent)
         except Exception as exc:  # grouping is a report: never lose the batch over it
-            self.errors += 1
-            self.stats.inc_value("groups/errors")
-            if self.errors == 1:
-                logger.error("groups: batch from %s not grouped: %r", item.document, exc)
+            self._failed(item.document, exc)
         return item
 
+    def _failed(self, document: str, exc: Exception) -> None:
+        self.errors += 1
+        self.stats.inc_value("groups/errors")
+        if self.errors == 1:
+            logger.error("groups: batch from %s not grouped: %r", document, exc)
+
+    def _count_held(self) -> None:
+        """Union mode: the held batches into the tree, each URL under its final source."""
+        held, self.held = self.held or [], None
+        links = self.run.links
+        union = links.account.union if links is not None else None
+        for urls, kinds, sources, statuses in held:
+            try:
+                if union is not None:
+                    sources = [
+                        final_source(union, url, source)
+                        for url, source in zip(urls, sources, strict=True)
+                    ]
+                self.tree.add_many(urls, kinds, sources, statuses)
+            except Exception as exc:  # grouping is a report: never lose the run over it
+                self._failed("the union crawl", exc)
+
     def close_spider(self) -> None:
+        self._count_held()
         self.stats.set_value("groups/path", len(self.groups.path_groups()))
         self.stats.set_value("groups/parent", len(self.groups.parents))
         self.stats.set_value("groups/tree_nodes", self.tree.nodes)

@@ -40,8 +40,20 @@ class SlugPipeline(BatchStage):
         if not isinstance(item, UrlBatch) or not item.records:
             return item
         records = item.records
+        if "slug" in records[0] or "slug" in records[-1] or any("slug" in r for r in records):
+            # A page the link crawl admitted took its slug then, in its deterministic
+            # admission order (``LinkCrawl._bfs_admit``), not in the order pages answer.
+            rest = [r for r in records if "slug" not in r]
+            if not rest:
+                return item
+            self._assign(rest, item, None)
+            return item
+        self._assign(records, item, item.normalized)
+        return item
+
+    def _assign(self, records: list[dict[str, Any]], item: UrlBatch, normalized: Any) -> None:
         urls = list(map(_URL, records))
-        if item.normalized is not None:  # base slugs from the sitemap worker
+        if normalized is not None:  # base slugs from the sitemap worker
             facts = holding(records, FROM_URL)
             if None not in facts:
                 bases = list(map(_BASE_SLUG, facts))
@@ -59,4 +71,3 @@ class SlugPipeline(BatchStage):
             slugs = self.allocator.slugs_many(urls, normalized_paths(urls))
         for rec, slug in zip(records, slugs, strict=True):
             rec["slug"] = slug
-        return item

@@ -17,8 +17,15 @@ listed, unless ``-a refresh=SLUG`` / ``refresh_all=1`` asks for it again: such a
 be listed without fetching it again. ``run.state`` is None when ``STATE_ENABLED`` is off.
 
 Removals are judged only when the run saw everything: it did not fail, ended on its own
-(the spider went idle), no limit bound and no listed sitemap failed with a 5xx or a network
-error; otherwise URLs it did not see keep their status and the summary says why.
+(the spider went idle), no limit bound, every sitemap something lists was read (a child an
+index lists answering 404 included) and no page fetch failed; and only within the scope
+this run shares with the one the URLs were found under (mode, paths, profile:
+``output/state_scope.py``). URLs not judged keep their previous record with status
+``unconfirmed``, and the summary says why.
+
+With a resumable job (``JOBDIR``) the state records the job's id; the state it replaced is
+kept until the job is marked finished (``ResumableJob.when_finished``), so a job killed
+after writing its state judges its resume against the state before it.
 """
 
 from __future__ import annotations
@@ -28,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
+from discovery_crawler.extensions.job import ResumableJob
 from discovery_crawler.items import UrlBatch
-from discovery_crawler.outcomes import STOPPING_LIMITS
+from discovery_crawler.outcomes import STOPPING_LIMITS, limit_name
 from discovery_crawler.output.feed_lines import worked_entries
 from discovery_crawler.output.preview import (
     COMPLETED,
@@ -38,7 +46,8 @@ from discovery_crawler.output.preview import (
     PROCESSING,
     PreviewWriter,
 )
-from discovery_crawler.output.state import RunState, StateError, write_changes
+from discovery_crawler.output.state import RunState, StateError
+from discovery_crawler.output.state_scope import RunScope, listed_sitemap_unread
 from discovery_crawler.pipelines.base import BatchStage
 from discovery_crawler.run_record import now_iso
 from discovery_crawler.urls.normalize import UrlError, normalize, origin_of
@@ -85,10 +94,12 @@ class StatePipeline(BatchStage):
         self.out_dir: Path = self.run.out_dir
         self.idle = False  # the spider went idle after the last batch: it ends on its own
         self.site_checked = False
+        self.job: ResumableJob | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         stage = cls(crawler)
+        stage.job = crawler.get_extension(ResumableJob)
         crawler.signals.connect(stage.spider_idle, signal=signals.spider_idle)
         return stage
 
@@ -103,6 +114,8 @@ class StatePipeline(BatchStage):
                     refresh=options.refresh,
                     refresh_all=options.refresh_all,
                     list_cap=self.list_cap,
+                    job_id=self.job.id if self.job is not None else None,
+                    resumed=self.job is not None and self.job.resumed,
                 )
             except OSError as exc:  # could not even move a bad file aside
                 self.record.warn(f"state.json not used: {exc}")
@@ -110,6 +123,8 @@ class StatePipeline(BatchStage):
                 self.run.state = self.state
                 if self.state.sections_unused:
                     self.record.note(f"state.json: {self.state.sections_unused}")
+                if self.job is not None:
+                    self.job.when_finished.append(lambda: RunState.drop_previous(self.out_dir))
                 why = self.state.changes.started_afresh
                 if why:
                     self.record.warn(f"state.json: {why}; this run started afresh")
@@ -135,11 +150,18 @@ class StatePipeline(BatchStage):
                 state = self.state
             if state is not None:
                 # Batches that passed the dedup stage hold URLs new to the run.
-                state.observe(
-                    item.records,
-                    unique=item.seen is self.record.seen,
-                    worked=worked_entries(item),
-                )
+                try:
+                    state.observe(
+                        item.records,
+                        unique=item.seen is self.record.seen,
+                        worked=worked_entries(item),
+                    )
+                except OSError as exc:  # its spool: a full disk, say
+                    # One line and the run stops (exit 4), not a traceback per batch; the
+                    # previous state.json stays as it was.
+                    self.run.output_failed(state.spool_path, exc)
+                    state.abandon()
+                    self.state = self.run.state = None
         preview = self.preview
         if preview is not None:
             preview.add(item.records)
@@ -204,8 +226,12 @@ class StatePipeline(BatchStage):
         lines = []
         for name, details in self.record.limits.items():
             if name in STOPPING_LIMITS:
-                said = ", ".join(f"{k}={v}" for k, v in details.items() if k != "limit")
-                lines.append(f"stopped at a limit ({name}: {said}): complete up to it only")
+                said = ", ".join(
+                    f"{k}={v}" for k, v in details.items() if k not in ("limit", "given")
+                )
+                lines.append(
+                    f"stopped at a limit ({limit_name(details)}: {said}): complete up to it only"
+                )
         return lines
 
     def _close_state(self, state: RunState) -> None:
@@ -223,9 +249,8 @@ class StatePipeline(BatchStage):
                 now_iso(),
                 not_judged_because=self._not_judged_because(),
                 upgrades=getattr(getattr(record, "seen", None), "upgrades", None),
+                scope=self._scope(),
             )
-            if not changes.first_run:
-                write_changes(self.out_dir, changes)
         except OSError as exc:
             self.run.output_failed(state.path, exc)
             record.warn(f"state.json not written ({exc.strerror}); the previous state is kept")
@@ -242,7 +267,22 @@ class StatePipeline(BatchStage):
         stats.set_value("state/urls/known", changes.known)
         stats.set_value("state/urls/changed", changes.changed.count)
         stats.set_value("state/urls/removed", changes.removed.count)
+        stats.set_value("state/urls/unconfirmed", changes.unconfirmed.count)
         stats.set_value("state/urls/total", changes.urls)
+
+    def _scope(self) -> RunScope:
+        """What this run looked at: the sources that ran (``auto`` runs the link crawl only
+        when it fell back: then the crawl log has a crawl section), paths, profile."""
+        options, record = self.options, self.record
+        mode = self.run.mode
+        sources = set()
+        if mode != "links":
+            sources.add("sitemap")
+        if mode in ("links", "union") or getattr(record, "crawl", None) is not None:
+            sources.add("link")
+        return RunScope.of_run(
+            mode, sources, options.include_paths, options.exclude_paths, options.profile
+        )
 
     def _not_judged_because(self) -> str | None:
         """Why this run may not have seen every URL of the site (None: it saw them all)."""
@@ -255,16 +295,10 @@ class StatePipeline(BatchStage):
             return f"limit bound: {', '.join(record.limits)}"
         for attempt in getattr(record, "attempts", {}).values():
             error = attempt.error
-            if attempt.source == "conventional" or not error or error.startswith("on another"):
-                continue  # (a child on another host is never fetched: not a failure)
-            # (a 304 the walk could not take for "unchanged": nothing was read)
-            if (
-                attempt.status is None
-                or attempt.status >= 500
-                or attempt.status == 304
-                or error.startswith("refused")
-            ):
-                return f"sitemap {attempt.url} failed ({error})"
+            if listed_sitemap_unread(attempt.source, attempt.status, error):
+                parent = attempt.parent or "robots.txt"
+                listed = f", still listed by {parent}" if attempt.source != "input" else ""
+                return f"sitemap {attempt.url} not read ({error}{listed})"
         refusals = record.refusals
         counts = refusals.counts if refusals is not None else {}
         failed = {name: counts[name] for name in UNREAD_REFUSALS if counts.get(name)}

@@ -39,12 +39,11 @@ from collections import Counter
 from itertools import compress, repeat
 from typing import Any
 
+from discovery_crawler.compiled import extension
 from discovery_crawler.selection.parents import Split, is_origin, parent_path, split_many
 
-try:  # the per-parent group names in C (``_paths.c``); where it was not built, in Python
-    from discovery_crawler.selection import _paths
-except ImportError:
-    _paths = None  # type: ignore[assignment]
+# the per-parent group names in C (``_paths.c``); where it was not built, in Python
+_paths = extension("discovery_crawler.selection._paths")
 
 OTHER = "other"
 HOME = ""  # the path group of the site's root URL

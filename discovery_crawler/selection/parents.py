@@ -13,10 +13,10 @@ from collections import Counter
 from itertools import repeat
 from typing import NamedTuple
 
-try:  # the per-URL splits in C (``_paths.c``); where it was not built, in Python
-    from discovery_crawler.selection import _paths
-except ImportError:
-    _paths = None  # type: ignore[assignment]
+from discovery_crawler.compiled import extension
+
+# the per-URL splits in C (``_paths.c``); where it was not built, in Python
+_paths = extension("discovery_crawler.selection._paths")
 
 
 class Split(NamedTuple):

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from itertools import compress
 from typing import Any
 
+from discovery_crawler.compiled import extension
 from discovery_crawler.selection.checklist import (
     BONUS_TYPES,
     BUSY_CHANGEFREQ,
@@ -51,11 +52,6 @@ from discovery_crawler.selection.checklist import (
     PageType,
     classify,
 )
-
-try:  # the bulk path in C (``_rater.c``); where it was not built, in Python (``_rate_bulk``)
-    from discovery_crawler.selection import _rater
-except ImportError:
-    _rater = None  # type: ignore[assignment]
 from discovery_crawler.selection.paths import (
     _DAY,
     _ISO_DATE,
@@ -71,6 +67,9 @@ from discovery_crawler.selection.paths import (
     path_facts,
     url_path,
 )
+
+# the bulk path in C (``_rater.c``); where it was not built, in Python (``_rate_bulk``)
+_rater = extension("discovery_crawler.selection._rater")
 
 # (rule, points, what it means) — the table above, as the crawl log lists it.
 RULES: tuple[tuple[str, str, str], ...] = (

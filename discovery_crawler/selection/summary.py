@@ -5,11 +5,13 @@ in the form of the IA-extraction design note::
     Selecting 5 highest-priority pages:
       - / (home)
       - /about (pillar)
-    Cut (28 pages, all=1 to lift): /blog/post-1, /blog/post-2, /blog/post-3, /blog/post-4, …
+    Not selected (28 pages, in the inventory all the same; all=1 selects all): /blog/post-1, …
 
-"pages" counts the URLs selection chose among (file kinds such as PDFs are not pages) plus
-the pages flagged as junk (never selected, in the feed or left out of it), so the numbers add
-up: discovered = junk + kept + cut.
+Selection picks the pages to read first; it drops nothing from the inventory, so the line
+of the pages it passed over says they are still there. "pages" counts the URLs selection
+chose among (file kinds such as PDFs are not pages) plus the pages flagged as junk (never
+selected, in the feed or left out of it), so the numbers add up: discovered = junk +
+selected + not selected.
 """
 
 from __future__ import annotations
@@ -82,7 +84,10 @@ def selection_lines(record: Any) -> list[str]:
     if selection.cut_count:
         examples = ", ".join(_display(c) for c in selection.cut[:SHOWN_CUT])
         more = ", …" if selection.cut_count > min(SHOWN_CUT, len(selection.cut)) else ""
-        lines.append(f"Cut ({_plural(selection.cut_count)}, all=1 to lift): {examples}{more}")
+        lines.append(
+            f"Not selected ({_plural(selection.cut_count)}, in the inventory all the same; "
+            f"all=1 selects all): {examples}{more}"
+        )
     for error in selection.errors:
         lines.append(f"Error: {error}")
     return lines

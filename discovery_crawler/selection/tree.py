@@ -32,18 +32,18 @@ from collections import Counter
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
+from discovery_crawler.compiled import extension
 from discovery_crawler.selection.parents import Split, split_many
 
-try:  # the full tree's walk per parent in C (``_paths.c``); where it was not built, in Python
-    from discovery_crawler.selection import _paths
-except ImportError:
-    _paths = None  # type: ignore[assignment]
+# the full tree's walk per parent in C (``_paths.c``); where it was not built, in Python
+_paths = extension("discovery_crawler.selection._paths")
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
 MORE = "…"  # the entry that counts what got no node of its own
 LISTED = "listed"  # the status of a URL that was not fetched
+BOTH = "both"  # union mode: the source of a URL a sitemap listed and a page linked
 UNKNOWN = "unknown"
 
 Key = tuple[Any, Any, Any]  # (kind, source, status)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from discovery_crawler.compiled import extension
 from discovery_crawler.output.json_text import listed_heads
 from discovery_crawler.selection.paths import PILLAR_KEYWORDS
 from discovery_crawler.selection.scoring import Rater
@@ -42,14 +43,10 @@ from discovery_crawler.urls.kinds import url_kinds_many
 from discovery_crawler.urls.normalize import OriginCache, UrlError, resolve_location
 from discovery_crawler.urls.slugs import bases_many, normalized_paths
 
-try:  # the identity checks in C (``output/_lines.c``); where it was not built, in Python
-    from discovery_crawler.output import _lines
-except ImportError:
-    _lines = None  # type: ignore[assignment]
-try:  # the feed records of a worked batch in C (``_records.c``); where not built, in Python
-    from discovery_crawler.sitemaps import _records as _compiled_records
-except ImportError:
-    _compiled_records = None  # type: ignore[assignment]
+# the identity checks in C (``output/_lines.c``); where it was not built, in Python
+_lines = extension("discovery_crawler.output._lines")
+# the feed records of a worked batch in C (``_records.c``); where not built, in Python
+_compiled_records = extension("discovery_crawler.sitemaps._records")
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

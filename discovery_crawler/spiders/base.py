@@ -4,7 +4,6 @@ owner (``extensions/run.py``, the ``DISCOVERY_RUN`` setting)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -20,10 +19,24 @@ from discovery_crawler.arguments import (
     check_url_length,
     out_dir_of,
 )
-from discovery_crawler.extensions.job import lock_job, use_jobdir
+from discovery_crawler.distributed.job import (
+    JobKeys,
+    JobMismatch,
+    default_job_name,
+    job_identity,
+    join_job,
+)
+from discovery_crawler.extensions.job import JOBDIR_SETTING, lock_job, use_jobdir
 from discovery_crawler.extensions.run import RUN_SETTING, DiscoveryRun, run_of
+from discovery_crawler.output.crawl_log import os_error_text
+from discovery_crawler.output.folder_lock import hold_folder, taken_over, takeover_line
 from discovery_crawler.output.state import check_origin
-from discovery_crawler.output.writable import check_feed_file, check_out_dir, local_feed_paths
+from discovery_crawler.output.writable import (
+    OutputUnwritable,
+    check_feed_file,
+    check_out_dir,
+    local_feed_paths,
+)
 from discovery_crawler.profiles import available_profiles, load_profile
 from discovery_crawler.urls.normalize import UrlError, normalize, origin_of
 
@@ -33,25 +46,15 @@ if TYPE_CHECKING:
 
 FEED_FORMATS = ("jsonl", "jsonlines", "json", "csv")
 DEFAULT_JOB_FOLDER = "_job"  # under the out folder: a chunked run's job, without JOBDIR
-# Scrapyd's runner (``python -m scrapyd.runner crawl …``) and the environment variables
-# Scrapyd < 1.5 set: Scrapyd decides where items go (``-s FEEDS=…`` with its items_dir).
-_SCRAPYD_ENVIRON = ("SCRAPYD_JOB", "SCRAPY_JOB", "SCRAPYD_FEED_URI", "SCRAPY_FEED_URI")
-
-
-def under_scrapyd() -> bool:
-    """Whether this process is a job Scrapyd started."""
-    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if spec is not None and str(spec.name).startswith("scrapyd"):
-        return True
-    return any(name in os.environ for name in _SCRAPYD_ENVIRON)
 
 
 def default_feeds(options: RunOptions, settings: BaseSettings) -> dict[str, Any]:
     """The feed of a run given none (no ``-O``/``-o``, no ``FEEDS`` or ``FEED_URI``):
     ``<out>/inventory.jsonl``, JSON lines, rewritten at every start as ``-O`` is (so a
-    chunked or resumed job ends with the whole inventory). None under Scrapyd, which
-    passes its own items feed in ``FEEDS`` or wants none."""
-    if settings.getdict("FEEDS") or settings.get("FEED_URI") or under_scrapyd():
+    chunked or resumed job ends with the whole inventory). A Scrapyd job too: with an
+    ``items_dir`` Scrapyd passes its own feed in ``FEEDS``, the only one; without, none,
+    and the inventory is where the same command line would put it."""
+    if settings.getdict("FEEDS") or settings.get("FEED_URI"):
         return {}
     path = out_dir_of(options) / INVENTORY_NAME
     if urlsplit(str(path)).scheme:  # "a:b/…" would name a feed storage: the path is absolute
@@ -71,14 +74,43 @@ def check_feed_formats(feeds: dict[str, Any]) -> None:
 
 def check_outputs(options: RunOptions, settings: BaseSettings, jobdir: str | None = None) -> None:
     """The out folder, every local feed (the default one when none is given) and the job
-    folder (``JOBDIR``) can be written (``OutputUnwritable`` if not)."""
-    check_out_dir(out_dir_of(options))
+    folder (``JOBDIR``) can be written (``OutputUnwritable`` if not), and this process
+    holds the out folder and the job folder (``FolderBusy`` when a live run holds one):
+    before any feed is looked at, so a refused run touches nothing."""
+    out = out_dir_of(options)
+    check_out_dir(out)
+    hold_out_dir(out)
     feeds = settings.getdict("FEEDS") or default_feeds(options, settings)
     for path in local_feed_paths(feeds):
         check_feed_file(path)
     if jobdir:
         check_out_dir(Path(jobdir), "the job folder (JOBDIR)")
         lock_job(Path(jobdir))  # held until the process ends: one invocation of a job at once
+
+
+def hold_out_dir(out: Path) -> None:
+    """Hold the out folder until the process ends (``output/folder_lock.py``); one run
+    writes a folder at a time. A lock taken over from a run that is gone is said on
+    stderr (and in the crawl log, ``RunEntry.note_takeovers``)."""
+    try:
+        gone = hold_folder(out)
+    except OSError as exc:
+        raise OutputUnwritable(
+            f"cannot write to the out folder {out}: {os_error_text(exc)}"
+        ) from None
+    if gone is not None:
+        print(f"warning: {takeover_line(out, gone)}", file=sys.stderr)
+
+
+def hold_run_folders(options: RunOptions, settings: BaseSettings) -> None:
+    """As the crawler is configured: the out folder and the job folder held, for a run
+    that did not come through the ``crawl`` command (a script, ``CrawlerProcess``); a no-op
+    where the command holds them already."""
+    out = out_dir_of(options)
+    out.mkdir(parents=True, exist_ok=True)
+    hold_out_dir(out)
+    if jobdir := settings.get(JOBDIR_SETTING):
+        lock_job(Path(jobdir))
 
 
 def job_folder_of(options: RunOptions, settings: BaseSettings) -> str | None:
@@ -101,6 +133,60 @@ def check_run_settings(options: RunOptions, settings: BaseSettings) -> None:
     again as the crawler is configured (Scrapyd, a script)."""
     check_feed_formats(settings.getdict("FEEDS"))
     check_url_length(options.url, settings.getint("URLLENGTH_LIMIT"))
+
+
+REDIS_SCHEDULER = "discovery_crawler.distributed.scheduler.RedisScheduler"
+REDIS_INTERVAL_HANDLER = "discovery_crawler.distributed.interval.RedisIntervalHandler"
+HTTP11_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"
+REDIS_JOB_SETTING = "REDIS_JOB"  # read by the RedisScheduler (distributed/scheduler.py)
+
+
+def distributed_job(spider: str, arguments: dict[str, Any], options: RunOptions) -> dict[str, Any]:
+    """The job a distributed worker joins: its name (``-a job=``, else derived from the
+    identity: ``distributed/job.py``) and its identity (spider, ``-a`` arguments)."""
+    identity = job_identity(spider, arguments)
+    return {"name": options.job or default_job_name(identity), "identity": identity}
+
+
+def check_distributed(
+    spider: str, arguments: dict[str, Any], options: RunOptions, settings: BaseSettings
+) -> None:
+    """With ``REDIS_URL``: Redis answers (``RedisUnavailable``, one line naming the address)
+    and this worker's arguments are the job's (``ArgumentError`` naming the difference),
+    before any file is touched. ``-a job=`` without ``REDIS_URL`` is a bad argument."""
+    url = settings.get("REDIS_URL")
+    if not url:
+        if options.job:
+            raise ArgumentError(
+                "job", "names a distributed job; give -s REDIS_URL=redis://host:port/db too"
+            )
+        return
+    from discovery_crawler.distributed.connection import connect  # the redis extra
+
+    job = distributed_job(spider, arguments, options)
+    client = connect(str(url), reconnect_timeout=0)
+    try:
+        join_job(client, JobKeys(job["name"]), job["identity"])
+    except JobMismatch as exc:
+        raise ArgumentError("job", str(exc)) from None
+    finally:
+        client.close()
+
+
+def distributed_settings(
+    spider: str, arguments: dict[str, Any], options: RunOptions, settings: BaseSettings
+) -> None:
+    """With ``REDIS_URL``, as the crawler is configured: the Redis scheduler and its job,
+    and HTTP(S) sent through the handler that keeps each host's interval job-wide (unless
+    another handler was chosen: rendering's). Local runs are left exactly as they were."""
+    if not settings.get("REDIS_URL") or settings.frozen:
+        return
+    settings.set("SCHEDULER", REDIS_SCHEDULER, priority="spider")
+    settings.set(REDIS_JOB_SETTING, distributed_job(spider, arguments, options), "spider")
+    handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
+    for scheme in ("http", "https"):
+        if handlers.get(scheme) in (HTTP11_HANDLER, None):
+            settings["DOWNLOAD_HANDLERS"].set(scheme, REDIS_INTERVAL_HANDLER, priority="spider")
 
 
 def check_state_origin(options: RunOptions) -> None:
@@ -154,6 +240,12 @@ class RunEntry:
         if settings.getint("MAX_CHUNK_PAGES") > 0 and not settings.get("JOBDIR"):
             settings.set("JOBDIR", str(out_dir_of(options) / DEFAULT_JOB_FOLDER), "spider")
         use_jobdir(settings)
+
+    def note_takeovers(self) -> None:
+        """The crawl log says which of this run's folders it took over from a run that
+        is gone (killed or crashed while it held them)."""
+        for lock, gone in taken_over().items():
+            self.run.record.note(takeover_line(Path(lock).parent, gone))
 
     def describe_run(self, arguments: dict[str, Any], mode: str) -> None:
         """Tell the run's owner what to run (``DISCOVERY_RUN``), as plain data."""

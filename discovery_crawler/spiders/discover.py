@@ -31,8 +31,11 @@ from discovery_crawler.crawling.walk import SitemapWalk
 from discovery_crawler.extensions.run import run_mode, unify_site_origin
 from discovery_crawler.spiders.base import (
     RunEntry,
+    check_distributed,
     check_outputs,
     check_run_settings,
+    distributed_settings,
+    hold_run_folders,
     job_folder_of,
 )
 from discovery_crawler.urls.normalize import UrlError, origin_of
@@ -80,6 +83,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         check_run_settings(options, settings)
         if options.verify:
             verify_method(settings)
+        check_distributed(cls.name, spargs, options, settings)
         check_outputs(options, settings, job_folder_of(options, settings))
 
     @classmethod
@@ -95,6 +99,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         """Settings, before they are frozen: the profile, the mode's scheduling."""
         settings = crawler.settings
         self.apply_profile(self.options, settings)
+        hold_run_folders(self.options, settings)  # JOBDIR moved by apply_profile
         self.mode = run_mode(self.options, settings)  # a profile may pick it (polite: union)
         settings.set(
             "CONCURRENT_REQUESTS_PER_DOMAIN",
@@ -103,6 +108,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         )
         if self.mode != "sitemap":
             crawl_settings(settings)
+        distributed_settings(self.name, self.arguments, self.options, settings)
         check_run_settings(self.options, settings)
         self.describe_run(self.arguments, self.mode)
 
@@ -110,6 +116,7 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         """Once the run exists (extensions are built before the spider opens): the
         components this spider drives, and which of them the stages may call."""
         run, crawler = self.run, self.crawler
+        self.note_takeovers()
         union = self.mode == "union"
         if self.mode != self.options.mode:
             run.record.note(f"profile {self.options.profile} runs mode={self.mode}")
@@ -124,6 +131,8 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         self.links = run.links = LinkCrawl(
             crawler, run, on_page=self.parse_page, on_page_failure=self.page_failed, union=union
         )
+        if union:  # a listed URL is cited by its sitemap: links wait for the walk
+            self.links.walk_over = self.walk.over
         if self.options.verify:
             run.verifier = ListedPageVerifier(
                 crawler,
@@ -185,18 +194,24 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         raise DontCloseSpider
 
     # -- callbacks: each hands its response to the component that asked -----------------
+    # The walk's callbacks end with what the link crawl may admit once the walk is over.
     def parse_robots(self, response: Response) -> Iterator[Any]:
-        return self.walk.parse_robots(response)
+        yield from self.walk.parse_robots(response)
+        yield from self.links.release()
 
     def robots_failed(self, failure: Failure) -> Iterator[Any]:
-        return self.walk.robots_failed(failure)
+        yield from self.walk.robots_failed(failure)
+        yield from self.links.release()
 
     async def parse_sitemap(self, response: Response) -> AsyncIterator[Any]:
         async for output in self.walk.parse(response):
             yield output
+        for output in self.links.release():
+            yield output
 
-    def sitemap_failed(self, failure: Failure) -> None:
+    def sitemap_failed(self, failure: Failure) -> Iterator[Any]:
         self.walk.failed(failure)
+        yield from self.links.release()
 
     def parse_page(self, response: Response) -> Iterator[Any]:
         return self.links.parse_page(response)

@@ -171,9 +171,10 @@ class EstimateSpider(Spider):
         policy = response.meta.get("robots_policy")
         if policy is not None:
             self.robots["policy"] = policy.outcome
-        if response.status == 200:
-            text = response.body.decode("utf-8", "replace")
-            self.robots["sitemaps"] = list(sitemap_urls_from_robots(text, base_url=response.url))
+        if response.status == 200:  # bytes: Scrapy deprecates a str robots_text
+            self.robots["sitemaps"] = list(
+                sitemap_urls_from_robots(response.body, base_url=response.url)
+            )
         for url in self.robots["sitemaps"]:
             self._add_candidate(url, "robots")
         yield from self._next()
@@ -290,7 +291,7 @@ class EstimateSpider(Spider):
         settings = self.settings
         host_interval = self.crawl_interval
         concurrency = settings.getint("SITEMAP_CONCURRENCY")
-        rate = settings.getfloat("ESTIMATE_URLS_PER_SECOND", 100_000)
+        rate = settings.getfloat("ESTIMATE_URLS_PER_SECOND", 50_000)
         transport, reason = transport_for(self.answers)
         sitemap = self.sitemap
         urls: list[int] | None = None

@@ -22,8 +22,11 @@ from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.links import LinkCrawl, crawl_settings
 from discovery_crawler.spiders.base import (
     RunEntry,
+    check_distributed,
     check_outputs,
     check_run_settings,
+    distributed_settings,
+    hold_run_folders,
     job_folder_of,
 )
 from discovery_crawler.urls.normalize import UrlError, origin_of
@@ -64,6 +67,7 @@ class LinksSpider(RunEntry, CrawlSpider):
         """Check ``-a`` arguments and feed formats before a crawler is built."""
         options = cls.parse_options(dict(spargs))
         check_run_settings(options, settings)
+        check_distributed(cls.name, spargs, options, settings)
         check_outputs(options, settings, job_folder_of(options, settings))
 
     @classmethod
@@ -76,11 +80,14 @@ class LinksSpider(RunEntry, CrawlSpider):
     def _configure(self, crawler: Crawler) -> None:
         settings = crawler.settings
         self.apply_profile(self.options, settings)
+        hold_run_folders(self.options, settings)  # JOBDIR moved by apply_profile
         crawl_settings(settings)
+        distributed_settings(self.name, self.arguments, self.options, settings)
         check_run_settings(self.options, settings)
         self.describe_run(self.arguments, "links")
 
     def _wire(self) -> None:
+        self.note_takeovers()
         self.links = self.run.links = LinkCrawl(
             self.crawler, self.run, on_page=self.parse_page, on_page_failure=self.page_failed
         )

@@ -12,6 +12,8 @@
  *   rest as normalize.py's _normalize_rest gives it: the fragment dropped; unreserved
  *   escapes decoded, the others upper-cased; other characters outside the safe ones encoded
  *   as UTF-8 escapes; tracking parameters dropped.
+ * A location whose path holds a "." or ".." segment (after its escapes are fixed:
+ * "%2E%2E" is "..") is left to the Python code, which removes them (RFC 3986 §5.2.4).
  * Any other location (an origin not yet cached or not valid, a control character, an
  * invalid escape, a parameter name not ASCII…) is left to the Python code (its index is
  * returned), which gives the error or the repair. tests/urls/test_normalize_compiled.py
@@ -233,6 +235,26 @@ normalize_rest(Work *w, PyObject *raw, Py_ssize_t slash)
     return 1;
 }
 
+/* Whether text[from:to] (a path, or a path and query) holds a "." or ".." segment: a "/"
+ * then one or two dots, then "/", "?", "#" or the end (normalize.py's _DOT_SEGMENT). */
+static int
+dot_segment(int kind, const void *text, Py_ssize_t from, Py_ssize_t to)
+{
+    for (Py_ssize_t i = from; i + 1 < to; i++) {
+        if (PyUnicode_READ(kind, text, i) != '/' || PyUnicode_READ(kind, text, i + 1) != '.')
+            continue;
+        Py_ssize_t j = i + 2;
+        if (j < to && PyUnicode_READ(kind, text, j) == '.')
+            j++;
+        if (j == to)
+            return 1;
+        Py_UCS4 c = PyUnicode_READ(kind, text, j);
+        if (c == '/' || c == '?' || c == '#')
+            return 1;
+    }
+    return 0;
+}
+
 /* The normalized form of one location (a new reference); Py_None (a new reference) when
  * the Python code should work it out; NULL on error. */
 static PyObject *
@@ -273,6 +295,8 @@ known(Work *w, PyObject *raw)
             i++;
     }
     if (i == len) { /* nothing to do: the origin normalized, the rest as it is */
+        if (dot_segment(kind, text, slash, len))
+            return Py_NewRef(Py_None);
         if (w->value == w->key || PyUnicode_Compare(w->value, w->key) == 0)
             return Py_NewRef(raw);
         PyObject *rest = PyUnicode_Substring(raw, slash, len);
@@ -285,6 +309,8 @@ known(Work *w, PyObject *raw)
     int done = normalize_rest(w, raw, slash);
     if (done <= 0)
         return done < 0 ? NULL : Py_NewRef(Py_None);
+    if (dot_segment(PyUnicode_1BYTE_KIND, w->buf, 0, w->len))
+        return Py_NewRef(Py_None);
     PyObject *rest = PyUnicode_DecodeASCII(w->buf, w->len, NULL);
     if (rest == NULL)
         return NULL;

@@ -87,13 +87,12 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 from urllib.parse import quote
 
+from discovery_crawler.compiled import extension
 from discovery_crawler.urls.kinds import url_kind, url_kinds_many
 from discovery_crawler.urls.normalize import normalize, origin_of, shared_path_start
 
-try:  # which URLs of a batch decide_many must decide, found in C (``_screens.c``)
-    from discovery_crawler.urls import _screens
-except ImportError:
-    _screens = None  # type: ignore[assignment]
+# which URLs of a batch decide_many must decide, found in C (``_screens.c``)
+_screens = extension("discovery_crawler.urls._screens")
 
 REASONS: tuple[str, ...] = (
     "scheme",

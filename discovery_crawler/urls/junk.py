@@ -101,10 +101,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-try:  # junk_patterns_many's screen in C (``_screens.c``); where it was not built, in Python
-    from discovery_crawler.urls import _screens
-except ImportError:
-    _screens = None  # type: ignore[assignment]
+from discovery_crawler.compiled import extension
+
+# junk_patterns_many's screen in C (``_screens.c``); where it was not built, in Python
+_screens = extension("discovery_crawler.urls._screens")
 
 
 class JunkPattern(NamedTuple):

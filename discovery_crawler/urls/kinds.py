@@ -58,12 +58,11 @@ extension up in one dict. The scans are linear in the URL's length. Timings: ben
 
 from __future__ import annotations
 
+from discovery_crawler.compiled import extension
 from discovery_crawler.urls.normalize import shared_path_start
 
-try:  # url_kinds_many's fast test in C (``_screens.c``); where it was not built, in Python
-    from discovery_crawler.urls import _screens
-except ImportError:
-    _screens = None  # type: ignore[assignment]
+# url_kinds_many's fast test in C (``_screens.c``); where it was not built, in Python
+_screens = extension("discovery_crawler.urls._screens")
 
 KINDS: tuple[str, ...] = (
     "page",

@@ -14,12 +14,14 @@ the others kept with upper-case hex (``%2f`` → ``%2F``), non-ASCII and unsafe 
 encoded as UTF-8 (what ``w3lib.url.safe_url_string`` does — done here with
 ``urllib.parse.quote`` on the slow path only); an invalid escape (``%zz``) is an error;
 6. tracking parameters (``utm_*``, ``gclid``, ``fbclid``, ``mc_*``, ``_ga``, ``ref``,
-``source``) dropped, other parameters kept in their order. Rules 7 (trailing-slash twins)
-and 8 (www vs bare) need the whole site: the dedup stage and the spider's origin rewrites
-apply them. ``normalize`` is idempotent.
+``source``) dropped, other parameters kept in their order; "." and ".." path segments
+removed (RFC 3986 §5.2.4, after the escapes: ``/a/%2E%2E/b`` → ``/b``). Rules 7
+(trailing-slash twins) and 8 (www vs bare) need the whole site: the dedup stage and the
+spider's origin rewrites apply them. ``normalize`` is idempotent.
 
-A path and query made only of characters that never need work (``_NEEDS_WORK``) are
-already normal: one compiled-regex search decides that, so the common URL costs no more.
+A path and query made only of characters that never need work (``_NEEDS_WORK``) and
+without a dot segment are already normal: one compiled-regex search and one substring
+test (``"/."``) decide that, so the common URL costs no more.
 """
 
 from __future__ import annotations
@@ -30,10 +32,10 @@ from collections import Counter
 from typing import Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
-try:  # normalize_many's common case in C (``_known_origins.c``); where not built, in Python
-    import discovery_crawler.urls._known_origins as _known_origins  # not the package: a circle
-except ImportError:
-    _known_origins = None  # type: ignore[assignment]
+from discovery_crawler.compiled import extension
+
+# normalize_many's common case in C (``_known_origins.c``); where not built, in Python
+_known_origins = extension("discovery_crawler.urls._known_origins")
 
 DEFAULT_PORTS = {"http": "80", "https": "443"}
 # ASCII controls, DEL and spaces never belong in a host (IDNA maps away the invisible
@@ -50,6 +52,9 @@ _PATH_SAFE = "/:@!$&'()*+,;=-._~%"
 _QUERY_SAFE = _PATH_SAFE + "?"
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+# A "." or ".." path segment (RFC 3986 §3.3), which ``remove_dot_segments`` takes out; a
+# match in the query or fragment only sends the URL to the slow path, which leaves them be.
+_DOT_SEGMENT = re.compile(r"/\.\.?(?:[/?#]|$)")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _TRACKING_PREFIXES = ("utm_", "mc_")
 _TRACKING_NAMES = frozenset(("gclid", "fbclid", "_ga", "ref", "source"))
@@ -68,6 +73,46 @@ def _clean(component: str, safe: str, url: str) -> str:
     return _ESCAPE.sub(_fix_escape, quote(component, safe=safe))
 
 
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4, as written: ``/a/./b`` → ``/a/b``, ``/a/../b`` → ``/b``, ``/..`` →
+    ``/``. Unlike ``posixpath.normpath`` it keeps a trailing slash (``/a/b/..`` → ``/a/``)
+    and empty segments (``/a//b`` stays)."""
+    out: list[str] = []
+    rest = path
+    while rest:
+        if rest.startswith("../"):  # A
+            rest = rest[3:]
+        elif rest.startswith(("./", "/./")):  # A, B
+            rest = rest[2:]
+        elif rest == "/.":
+            rest = "/"
+        elif rest.startswith("/../"):  # C
+            rest = rest[3:]
+            if out:
+                out.pop()
+        elif rest == "/..":
+            rest = "/"
+            if out:
+                out.pop()
+        elif rest in (".", ".."):  # D
+            rest = ""
+        else:  # E: the first segment, with its leading "/", to the output
+            cut = rest.find("/", 1)
+            if cut < 0:
+                cut = len(rest)
+            out.append(rest[:cut])
+            rest = rest[cut:]
+    return "".join(out)
+
+
+def _needs_work(rest: str) -> bool:
+    """Whether a path and query are not normal as they are: a character that needs work,
+    or a dot segment (``"/." in`` first: a C-speed scan the common URL ends with)."""
+    return _NEEDS_WORK.search(rest) is not None or (
+        "/." in rest and _DOT_SEGMENT.search(rest) is not None
+    )
+
+
 def is_tracking_parameter(name: str) -> bool:
     """``utm_*``, ``gclid``, ``fbclid``, ``mc_*``, ``_ga``, ``ref``, ``source`` (SPEC §5)."""
     name = name.lower()
@@ -83,6 +128,8 @@ def _normalize_rest(rest: str, url: str) -> str:
         raise UrlError("control characters in URL", url)
     path, question, query = rest.partition("?")
     path = _clean(path, _PATH_SAFE, url)
+    if "/." in path:  # after the escapes: "%2E%2E" is ".." (RFC 3986 §6.2.2.3)
+        path = remove_dot_segments(path)
     if question:
         params = [
             p for p in query.split("&") if p and not is_tracking_parameter(p.split("=", 1)[0])
@@ -345,12 +392,12 @@ class OriginCache:
             cached = self._origins.get(url[:slash])
             if cached is not None and cached.__class__ is str:
                 rest = url[slash:]
-                if _NEEDS_WORK.search(rest):
+                if _needs_work(rest):
                     rest = _normalize_rest(rest, url)
                 return cached + rest
         raw_origin, rest = _split_origin(url)
         origin = self.origin(raw_origin)
-        if not rest or _NEEDS_WORK.search(rest):
+        if not rest or _needs_work(rest):
             rest = _normalize_rest(rest, url)
         return origin + rest
 
@@ -371,7 +418,9 @@ class OriginCache:
         origins = self._origins
         # One search over the whole batch usually proves every location clean ("/" joins
         # them: a character that never needs work, so it can neither hide nor add one).
-        needs_work = _NEEDS_WORK.search if _NEEDS_WORK.search("/".join(raws)) else None
+        # A dot segment across two locations ("…/.." + "/" + "…") is a false alarm only.
+        joined = "/".join(raws)
+        needs_work = _needs_work if _needs_work(joined) else None
         if needs_work is None and raws:
             same = self._one_clean_origin(raws)
             if same is not None:

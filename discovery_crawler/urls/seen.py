@@ -21,12 +21,11 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
+from discovery_crawler.compiled import extension
 from discovery_crawler.urls.normalize import twin_key
 
-try:
-    from discovery_crawler.urls import _seen_table
-except ImportError:  # not built (no C compiler at install): the Python loops below
-    _seen_table = None  # type: ignore[assignment]
+# add_many and the rehash in C (``_seen_table.c``); where not built, the Python loops below
+_seen_table = extension("discovery_crawler.urls._seen_table")
 
 COMPILED = _seen_table is not None
 

@@ -63,13 +63,12 @@ import re
 from collections.abc import Mapping
 from urllib.parse import unquote
 
+from discovery_crawler.compiled import extension
 from discovery_crawler.private_names import sha1
 from discovery_crawler.urls.seen import SeenSet
 
-try:  # bases_many's fast path in C (``_plain_bases.c``); where it was not built, in Python
-    from discovery_crawler.urls import _plain_bases
-except ImportError:
-    _plain_bases = None  # type: ignore[assignment]
+# bases_many's fast path in C (``_plain_bases.c``); where it was not built, in Python
+_plain_bases = extension("discovery_crawler.urls._plain_bases")
 
 MAX_LENGTH = 120  # no slug from SlugAllocator is longer
 BASE_MAX_LENGTH = 110  # base slugs; leaves room for an allocator suffix "-N" (N < 10⁹)

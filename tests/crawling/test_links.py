@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from scrapy import Request
 from scrapy.http import HtmlResponse
 from twisted.internet.error import ConnectionRefusedError
 from twisted.python.failure import Failure
 
-from discovery_crawler.crawling.links import LinkCrawl
+from discovery_crawler.crawling.links import LinkCrawl, same_document
 from discovery_crawler.items import UrlBatch
 from tests.pipelines.helpers import SITE, crawler_for, run_for
 
@@ -112,3 +113,56 @@ def test_the_frontier_is_what_was_requested_and_is_not_over_yet():
     failure.request = requests[0]
     list(crawl.page_failed(failure))
     assert (account.failed, account.done, account.queued) == (1, 2, 4)
+
+
+_O = "https://docs.example"
+
+
+@pytest.mark.parametrize(
+    ("url", "canonical"),
+    [
+        # Docusaurus: /docs/x?config=static answers 301 to /docs/x/?config=static (the host
+        # added the slash) and names /docs/x: the canonical's slash twin is the page's path
+        ("/docs/auth-flow/?config=static", "/docs/auth-flow"),
+        ("/docs/auth-flow?config=static", "/docs/auth-flow/"),
+        ("/docs/auth-flow?config=static", "/docs/auth-flow"),
+        ("/docs/auth-flow/?config=static", "/docs/auth-flow/"),
+        ("/docs/index.html", "/docs"),
+        ("/docs", "/docs/index.html"),
+    ],
+)
+def test_the_same_document_under_either_slash_form_is_the_canonicals(url, canonical):
+    assert same_document(_O + url, _O + canonical)
+
+
+@pytest.mark.parametrize(
+    ("url", "canonical"),
+    [
+        ("/docs/auth-flow/", "/docs/other"),
+        ("/docs/auth-flow/?config=static", "/docs/other"),
+        ("/docs/auth-flow/?config=static", "/docs/auth-flow?config=dynamic"),
+        ("/docs/a/index.html", "/docs"),
+        ("/blog/post/", "/"),
+    ],
+)
+def test_another_page_is_not_the_same_document(url, canonical):
+    assert not same_document(_O + url, _O + canonical)
+
+
+def test_budgets_are_named_as_they_were_given():
+    """A bound budget is named by the ``-a`` argument, else the setting, else the
+    profile's cap that lowered it (the summary says ``max_pages=50``, not the setting)."""
+    from types import SimpleNamespace
+
+    from scrapy.settings import Settings
+
+    from discovery_crawler.crawling.links import budget_names
+
+    def names(max_pages=None, max_depth=None, **settings):
+        options = SimpleNamespace(max_pages=max_pages, max_depth=max_depth)
+        return budget_names(options, Settings(settings))
+
+    assert names(50, 2) == ("max_pages", "max_depth")
+    assert names(BFS_MAX_PAGES=50) == ("BFS_MAX_PAGES", "BFS_MAX_DEPTH")
+    assert names(BFS_MAX_PAGES_LIMIT=100)[0] == "BFS_MAX_PAGES_LIMIT"  # no budget: the cap
+    assert names(50, BFS_MAX_PAGES_LIMIT=100)[0] == "max_pages"  # under the cap

@@ -16,7 +16,6 @@ from tests.conftest import ROOT, run_discover
         ([], "argument url: missing"),
         (["-a", "url=https://x.com", "-a", "mode=bogus"], "expected one of auto, sitemap"),
         (["-a", "url=https://x.com", "-a", "profile=nope"], "default, massive, polite"),
-        (["-a", "url=https://x.com", "-O", "out.xml"], "format 'xml' is not supported"),
         (["-a", "url=https://x.com", "-a", "verify=1", "-a", "mode=links"], "mode=links reads"),
         (["-a", "url=https://x.com", "-a", "verify=1", "-s", "VERIFY_METHOD=PUT"], "HEAD or"),
     ],
@@ -86,8 +85,8 @@ def test_a_url_no_request_could_fetch_is_a_bad_argument(spider, args, expected, 
 @pytest.mark.parametrize("spider", ["discover", "links", "estimate"])
 def test_credentials_in_the_url_are_refused_and_written_nowhere(spider, tmp_path):
     """``user:password@`` in the start URL: one line, status 2, the password in neither
-    stdout nor stderr, and no crawl log, feed or log file written (the crawl never
-    started) — with LOG_FILE set, as a deployment would."""
+    stdout nor stderr, no crawl log or feed written (the crawl never started), and in
+    the log file only the refusal — with LOG_FILE set, as a deployment would."""
     secret = "s3cret-Pa55"
     proc = subprocess.run(
         [
@@ -117,7 +116,12 @@ def test_credentials_in_the_url_are_refused_and_written_nowhere(spider, tmp_path
         "or files); give the URL without them"
     )
     assert secret not in proc.stdout + proc.stderr and "alice" not in proc.stderr
-    assert [p.name for p in tmp_path.iterdir()] == []  # no log, no feed, no out folder
+    # no feed, no out folder; the log file holds the refusal alone (a Scrapyd job's log
+    # says why the job ended), with the credentials masked as on stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["crawl.log"]
+    log = (tmp_path / "crawl.log").read_text(encoding="utf-8")
+    assert f" ERROR: {proc.stderr.strip()}\n" in log
+    assert secret not in log and "alice" not in log
 
 
 def test_a_long_url_under_a_raised_urllength_limit_is_crawled(serve, tmp_path):
@@ -131,3 +135,25 @@ def test_a_long_url_under_a_raised_urllength_limit_is_crawled(serve, tmp_path):
     result = run_discover(seed, tmp_path, spider="links", settings={"URLLENGTH_LIMIT": 5000})
     assert result.returncode == 0, result.stderr[-2000:]
     assert [(r["url"], r["status"], r["title"]) for r in result.records] == [(seed, 200, "Long")]
+
+
+@pytest.mark.parametrize(
+    ("args", "outcome", "status"),
+    [
+        (["-a", "max_pages=-1"], "bad_arguments", 2),
+        (["-a", "out=/proc/not-writable"], "output_failed", 4),
+    ],
+)
+def test_a_refused_run_writes_its_line_and_outcome_to_log_file(args, outcome, status, tmp_path):
+    """With ``LOG_FILE`` (a Scrapyd job's log) the one line goes there too, with the outcome
+    as a run's stats give it; stderr keeps its one line."""
+    log = tmp_path / "logs" / "job.log"
+    result = run_discover(
+        "https://example.com/", tmp_path, "-s", f"LOG_FILE={log}", *args, feed=None
+    )
+    assert result.returncode == status, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: ")
+    text = log.read_text(encoding="utf-8")
+    assert f" ERROR: {line}\n" in text
+    assert f"(exit status {status}): {{'discovery/outcome': '{outcome}'}}\n" in text

@@ -1,6 +1,6 @@
 """A run given no feed (no ``-O``/``-o``, no ``FEEDS``) writes the inventory to
 ``<out>/inventory.jsonl`` beside the crawl log, and the summary says where (issue 18);
-``-O`` still decides when given; under Scrapyd, Scrapyd's feed is the only one; a job in
+``-O`` still decides when given; Scrapyd's items feed (``FEEDS``) is the only one; a job in
 bounded chunks ends with the whole inventory in the default feed; an unwritable default
 feed is exit 4 in one line."""
 
@@ -28,6 +28,8 @@ def test_no_feed_option_writes_inventory_in_the_out_folder(serve, tmp_path):
     assert sorted(r["url"].rsplit("/", 2)[-2] for r in result.records) == sorted(
         f"p-{i}" for i in range(12)
     )
+    # Scrapy's line counts items, which are batches here: it says the URLs too
+    assert f"Stored jsonlines feed (12 URLs in 1 batch) in: {inventory}" in result.stderr
     assert f"Feed: {inventory}" in result.stderr
     assert (result.out / "_crawl-log.json").is_file()
 
@@ -41,31 +43,11 @@ def test_an_explicit_feed_replaces_the_default(serve, tmp_path):
     assert "inventory.jsonl" not in result.stderr
 
 
-def test_under_scrapyd_its_feed_is_the_only_one(serve, tmp_path):
-    """Scrapyd passes its items feed as ``-s FEEDS=…`` (items_dir) or none; its jobs are
-    recognised by the runner module or, before Scrapyd 1.5, ``SCRAPYD_JOB``."""
+def test_scrapyds_items_feed_is_the_only_one(serve, tmp_path):
+    """Scrapyd with an ``items_dir`` passes its items feed as ``-s FEEDS=…`` (JSON): the
+    inventory goes there alone. (Without one it passes none, and the job writes the
+    default feed: ``tests/operations/test_scrapyd.py`` runs both under a real Scrapyd.)"""
     url = serve_pages_sitemap(serve, tmp_path / "site", 3)
-    bare = run_discover(url, tmp_path, feed=None, env={"SCRAPYD_JOB": "job1"})
-    assert bare.returncode == 0, bare.stderr[-3000:]
-    assert not (bare.out / "inventory.jsonl").exists()
-    # Scrapyd 1.5 sets no variable: its runner module (python -m scrapyd.runner crawl …,
-    # here a stand-in calling Scrapy's command line, as the real one does) says it.
-    fake = tmp_path / "fake" / "scrapyd"
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("")
-    (fake / "runner.py").write_text("from scrapy.cmdline import execute\n\nexecute()\n")
-    runner = run_discover(
-        url,
-        tmp_path,
-        "-a",
-        "_job=job3",
-        feed=None,
-        out=tmp_path / "out3",
-        command=[sys.executable, "-m", "scrapyd.runner"],
-        env={"PYTHONPATH": str(fake.parent)},
-    )
-    assert runner.returncode == 0, runner.stderr[-3000:]
-    assert runner.crawl_log is not None and not (runner.out / "inventory.jsonl").exists()
     items = tmp_path / "items" / "job2.jl"
     feeds = json.dumps({str(items): {"format": "jsonlines"}})
     given = run_discover(url, tmp_path, feed=None, out=tmp_path / "out2", settings={"FEEDS": feeds})
@@ -114,7 +96,9 @@ def test_a_killed_job_resumes_to_the_whole_inventory_in_the_default_feed(serve, 
     cmd += ["-a", "mode=links", "-a", f"out={out}", "-s", f"JOBDIR={job}"]
     cmd += ["-s", "HOST_INTERVAL=0", "-s", "PROGRESS_INTERVAL=0", "-s", "SITEMAP_CONCURRENCY=16"]
     assert _stopped(cmd, server, 120, signal.SIGKILL, 0.0) == -9
-    partial = len((out / "inventory.jsonl").read_text(encoding="utf-8").splitlines())
+    # the killed run's lines are under the temporary name only: no short inventory.jsonl
+    assert not (out / "inventory.jsonl").exists()
+    partial = len((out / "inventory.jsonl.partial").read_text(encoding="utf-8").splitlines())
     last = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert last.returncode == 0, last.stderr[-3000:]
     records = feed(out)  # no line twice

@@ -33,7 +33,8 @@ def test_default_selection_summary_feed_and_crawl_log(serve, discover):
         "- /blog/post-24/ (article)",
         "- /blog/ (listing)",
         "- /contact (form)",
-        "Cut (29 pages, all=1 to lift): /blog/post-23/, /blog/post-22/, /blog/post-21/, "
+        "Not selected (29 pages, in the inventory all the same; all=1 selects all): "
+        "/blog/post-23/, /blog/post-22/, /blog/post-21/, "
         "/blog/post-20/, …",
     ]
     assert lines.index("Flagged as likely junk (3): /test/, /sample-page/, /holiday1/") < start
@@ -94,13 +95,13 @@ def test_cap_all_single_pages_and_profile(serve, discover):
     sel = two.run["selection"]
     assert (sel["cap"], sel["cap_source"], sel["kept"]["count"]) == (2, "argument", 2)
     assert "Selecting 2 highest-priority pages:" in two.stderr
-    assert "Cut (32 pages, all=1 to lift)" in two.stderr
+    assert "Not selected (32 pages, in the inventory all the same; all=1 selects all)" in two.stderr
 
     everything = discover(url, "-a", "all=1", "-a", "cap=3")
     sel = everything.run["selection"]
     assert (sel["cap_source"], sel["kept"]["count"], sel["cut"]["count"]) == ("all", 34, 0)
     assert "Selecting all 34 pages (all=1):" in everything.stderr
-    assert "Cut (" not in everything.stderr
+    assert "Not selected (" not in everything.stderr
     assert sel["warnings"] == ["cap=3 ignored: all decides"]
 
     one = discover(url, "-a", "single=1")

@@ -161,7 +161,9 @@ def test_max_pages_holds_exactly(site, links):
     assert sum(1 for r in recs.values() if r["status"] is not None) == 4
     over = {p for p, r in recs.items() if r.get("flags") == ["over_max_pages"]}
     assert over == {"/a1/", "/a2/", "/shared/", "/b1/", "/alias/", "/c1/"}
-    assert {"limit": "BFS_MAX_PAGES", "value": 4} in result.discovery["limits"]
+    assert {"limit": "BFS_MAX_PAGES", "value": 4, "given": "max_pages"} in (
+        result.discovery["limits"]
+    )
 
 
 def test_max_depth_holds_exactly(site, links):

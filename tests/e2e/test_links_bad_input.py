@@ -230,7 +230,9 @@ def test_50000_links_stay_within_max_pages(site, tmp_path):
     over = [r for r in result.records if r.get("flags") == ["over_max_pages"]]
     assert len(over) == 49_901 and all(r["status"] is None for r in over)
     assert len(result.records) == 50_001
-    assert {"limit": "BFS_MAX_PAGES", "value": 100} in result.discovery["limits"]
+    assert {"limit": "BFS_MAX_PAGES", "value": 100, "given": "max_pages"} in (
+        result.discovery["limits"]
+    )
     assert elapsed < 60
 
 
@@ -299,9 +301,24 @@ def calendar(path: str) -> Route | None:
 @pytest.mark.parametrize(
     ("args", "fetched", "limit", "reason"),
     [
-        (("-a", "max_pages=40"), 40, {"limit": "BFS_MAX_PAGES", "value": 40}, "over_max_pages"),
-        (("-a", "max_depth=25"), 26, {"limit": "BFS_MAX_DEPTH", "value": 25}, "over_max_depth"),
-        (("-a", "profile=sample"), 4, {"limit": "BFS_MAX_DEPTH", "value": 3}, "over_max_depth"),
+        (
+            ("-a", "max_pages=40"),
+            40,
+            {"limit": "BFS_MAX_PAGES", "value": 40, "given": "max_pages"},
+            "over_max_pages",
+        ),
+        (
+            ("-a", "max_depth=25"),
+            26,
+            {"limit": "BFS_MAX_DEPTH", "value": 25, "given": "max_depth"},
+            "over_max_depth",
+        ),
+        (
+            ("-a", "profile=sample"),
+            4,
+            {"limit": "BFS_MAX_DEPTH", "value": 3, "given": "BFS_MAX_DEPTH"},
+            "over_max_depth",
+        ),
     ],
     ids=["max_pages", "max_depth", "profile-sample"],
 )

@@ -501,3 +501,42 @@ def test_every_page_naming_the_home_page_canonical_is_kept(serve, links):
     # /blog/?sort=new names /blog/ and /blog/post/ names its index.html: one record each
     assert "/blog/?sort=new" not in recs and recs["/blog/"]["title"] == "Blog"
     assert "/blog/post/" not in recs and recs["/blog/post/index.html"]["title"] == "A post"
+
+
+def _canonical_page(canonical: str, title: str) -> tuple[int, bytes, dict[str, str], float]:
+    body = (
+        f'<html><head><title>{title}</title><link rel="canonical" href="{canonical}">'
+        "</head><body><p>docs</p></body></html>"
+    )
+    return 200, body.encode(), HTML, 0.0
+
+
+def _moved(to: str) -> tuple[int, bytes, dict[str, str], float]:
+    return 301, b"", {"Location": to}, 0.0
+
+
+@pytest.mark.parametrize("mode", ["links", "union"])
+def test_a_query_variant_answered_under_the_slash_form_is_its_canonicals_record(tmp_path, mode):
+    """Docusaurus (issue 37.5): ``/docs/auth-flow?config=static`` answers 301 to
+    ``/docs/auth-flow/?config=static`` (the host added the slash), whose canonical is
+    ``/docs/auth-flow``. The canonical's slash twin is the page's path: the same document,
+    one record, under the canonical's URL (its canonical decides the slash form, rule 7),
+    none flagged ``canonical_elsewhere``."""
+    routes = {
+        "/": page(["/docs/auth-flow?config=static"], "Home"),
+        "/docs/auth-flow?config=static": _moved("/docs/auth-flow/?config=static"),
+        "/docs/auth-flow/?config=static": _canonical_page("/docs/auth-flow", "Auth flow"),
+        "/docs/auth-flow": _moved("/docs/auth-flow/"),
+        "/docs/auth-flow/": _canonical_page("/docs/auth-flow", "Auth flow"),
+    }
+    server = Server(Routes(routes))
+    try:
+        result, _ = crawl(tmp_path, server.origin + "/", "-a", f"mode={mode}", spider="discover")
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()
+    recs = {r["url"][len(server.origin) :]: r for r in result.records}
+    assert sorted(recs) == ["/", "/docs/auth-flow"], sorted(recs)
+    assert recs["/docs/auth-flow"]["title"] == "Auth flow"
+    assert not [u for u, r in recs.items() if "canonical_elsewhere" in flags(r)]
+    assert result.discovery["counts"].get("canonical_elsewhere", 0) == 0

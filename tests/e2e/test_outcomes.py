@@ -1,4 +1,4 @@
-"""How a run ended, told by its exit status, its summary and its crawl log (README "Exit
+"""How a run ended, told by its exit status, its summary and its crawl log (docs/operations.md "Exit
 status"): 0 completed, 1 failed, 2 bad arguments, 3 interrupted, 4 an output could not be
 written, 5 a limit stopped it early. A write that fails stops the run at once, in one line,
 with no traceback; an interrupted run leaves the previous ``state.json`` as it was."""
@@ -42,7 +42,19 @@ def test_a_limit_that_stops_the_run_exits_5_and_never_says_completed(serve, disc
     result = discover(server.url("/"), "-a", "mode=links", "-a", "max_pages=10")
     assert result.returncode == 5, result.stderr[-2000:]
     assert result.run["status"] == "bounded"
-    assert "STOPPED AT A LIMIT (BFS_MAX_PAGES)" in result.stderr
+    # named as it was given: the -a argument, not the setting behind it
+    assert "STOPPED AT A LIMIT (max_pages=10)" in result.stderr
+    assert "Limit bound: max_pages (value=10)" in result.stderr
+    assert {"limit": "BFS_MAX_PAGES", "value": 10, "given": "max_pages"} in (
+        result.discovery["limits"]
+    )
+
+
+def test_a_limit_given_as_a_setting_is_named_by_it(serve, discover, tmp_path):
+    server = serve(_site(tmp_path / "site", 60))
+    result = discover(server.url("/"), "-a", "mode=links", "-s", "BFS_MAX_PAGES=10")
+    assert result.returncode == 5, result.stderr[-2000:]
+    assert "STOPPED AT A LIMIT (BFS_MAX_PAGES=10)" in result.stderr
 
 
 def test_an_unreachable_site_exits_1(discover):
@@ -96,7 +108,9 @@ def test_a_full_disk_stops_the_run_at_once_in_one_line(serve, discover, tmp_path
     assert "Traceback" not in result.stderr
     failed = [line for line in result.stderr.splitlines() if "OUTPUT FAILED" in line]
     assert len(failed) == 2, failed  # the moment it failed, and the summary's first line
-    assert f"could not write {result.feed}: No space left on device (ENOSPC)" in failed[0]
+    partial = f"{result.feed}.partial"
+    assert f"could not write {partial}: No space left on device (ENOSPC)" in failed[0]
+    assert not result.feed.exists()  # never a short feed under the name of a whole one
     assert result.run["status"] == "output_failed"
     assert "ENOSPC" in result.run["write_error"]
     pages = [path for _, path, _ in server.requests if path.startswith("/p/")]

@@ -84,8 +84,8 @@ def test_a_union_crawl_shows_the_walk_and_the_pages_against_the_budget(serve, tm
         line
         for line in lines
         if re.search(
-            r"Progress: sitemaps \d+ done / \d+ pending · .* \| pages \d+ fetched / "
-            r"\d+ queued / 8 budget.* · \d+ refused · ETA",
+            r"Progress: sitemaps \d+ done / \d+ pending · .* \| pages \d+ fetched of "
+            r"(≤ |≥ |~)?\d+.* · \d+ queued · max_pages 8.* · \d+ refused · ETA",
             line,
         )
     ]

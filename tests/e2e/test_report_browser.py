@@ -11,6 +11,7 @@ import importlib.util
 import os
 import shutil
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,10 @@ import pytest
 
 from discovery_crawler.output.report import REPORT_NAME, write_report
 from discovery_crawler.output.report_charts import filter_counts
+from discovery_crawler.output.report_treemap import status_group
 from discovery_crawler.rendering import LAUNCH_ARGS
 from discovery_crawler.site_server import SiteServer, unpack_site
-from tests.conftest import IN_CI, ROOT, run_discover
+from tests.conftest import IN_CI, ROOT, realdata, run_discover
 from tests.output.test_report import hostile_run
 from tests.output.test_report_charts import synthetic_tree
 
@@ -62,7 +64,7 @@ def browser():
 
 @pytest.fixture(scope="module")
 def demo_crawl(tmp_path_factory):
-    """The demo site (the README's, 165 sitemap URLs) crawled once in union mode."""
+    """The demo site (the README's demo, 165 sitemap URLs) crawled once in union mode."""
     tmp = tmp_path_factory.mktemp("demo")
     server = SiteServer(unpack_site(DEMO, tmp / "site"), ["https://23people.io"]).start()
     try:
@@ -290,3 +292,76 @@ def test_hostile_report_runs_no_script_of_the_run(browser, tmp_path):
     assert page.errors == []
     assert "</script><script>alert(1)</script>" in tip  # shown as text
     assert {"تس 1", "%E0%A4%A 1", "% 1"} <= set(labels)
+
+
+def _inventory_classes(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Each colour mode's classes counted over the feed's records (union mode)."""
+    source: Counter[str] = Counter()
+    status: Counter[str] = Counter()
+    kind: Counter[str] = Counter()
+    for rec in records:
+        flags = rec.get("flags") or []
+        source[
+            "sitemap" if "sitemap_only" in flags else "links" if "links_only" in flags else "both"
+        ] += 1
+        status[status_group("listed" if rec.get("status") is None else rec["status"])] += 1
+        kind[str(rec.get("kind"))] += 1
+    return {"source": dict(source), "status": dict(status), "kind": dict(kind)}
+
+
+def _drawn_classes(page: Page) -> dict[str, Any]:
+    """Per colour mode: the legend's count of each class (the URLs each colour stands for)
+    and the class of every drawn cell that is one URL."""
+    out = {}
+    for mode in ("source", "status", "kind"):
+        page.page.locator(f'#treemap button[data-mode="{mode}"]').click()
+        out[mode] = page.eval(
+            """() => [Object.fromEntries(Array.from(
+                    document.querySelectorAll('.tm-legend [data-category]'))
+                    .map(s => [s.dataset.category, +s.dataset.count]).filter(e => e[1])),
+                Array.from(document.querySelectorAll('svg.tm g.cell:not(.self)'))
+                    .filter(g => +g.dataset.count === 1)
+                    .map(g => [g.dataset.path, g.dataset.category])]"""
+        )
+    return out
+
+
+@pytest.mark.parametrize("site", ["demo", "arhackintosh-wordpress"])
+def test_treemap_colour_classes_equal_the_inventory(browser, demo_crawl, tmp_path, site):
+    """Issue 37.1: in union mode the tree counted each URL under the source that found it
+    first (98 leaves of a WordPress site painted "sitemap only" with no sitemap_only record
+    in its inventory). Each colour class's count (sitemap only / links only / both, status,
+    kind) equals the inventory's, and every cell that is one URL has its record's class."""
+    if site == "demo":
+        result = demo_crawl
+    else:
+        server = SiteServer(
+            unpack_site(realdata("sites", site, "site.tar.xz"), tmp_path / "site"), []
+        ).start()
+        try:
+            result = run_discover(
+                server.url("/"), tmp_path, "-a", "mode=union", settings={"HOST_INTERVAL": 0}
+            )
+        finally:
+            server.stop()
+        assert result.returncode in (0, 5), result.stderr[-3000:]
+    expected = _inventory_classes(result.records)
+    by_path: dict[str, dict[str, Any]] = {}
+    for rec in result.records:
+        path = "/" + rec["url"].split("/", 3)[3].partition("?")[0].strip("/")
+        by_path.setdefault(path, rec)
+    page = Page(browser, result.out / REPORT_NAME, width=1400, height=900)
+    try:
+        drawn = _drawn_classes(page)
+    finally:
+        page.close()
+    assert page.errors == []
+    for mode in ("source", "status", "kind"):
+        counts, cells = drawn[mode]
+        assert counts == expected[mode], mode
+        if mode != "source":
+            continue
+        for path, category in cells:
+            rec = by_path.get(path.rstrip("/") or "/")
+            if rec is not None:
+                assert category == _inventory_classes([rec])["source"].popitem()[0], path

@@ -436,7 +436,7 @@ def test_a_304_to_a_request_without_validators_is_a_failed_read(serve, tmp_path)
     # s2's URLs were not read: not "removed", and the summary says why
     changes = second.run["changes"]
     assert changes["removed"]["count"] == 0 and changes["removals_judged"] is False
-    assert "/s2.xml failed (HTTP 304" in changes["removals_not_judged_because"]
+    assert "/s2.xml not read (HTTP 304" in changes["removals_not_judged_because"]
     assert not any("/c2/" in r["url"] for r in second.records)
 
 

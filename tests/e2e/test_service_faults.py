@@ -1,5 +1,5 @@
 """Profile ``service``'s bounded chunks under faults (issue 17 points 2 and 3): a second
-invocation of a job that is running is refused in one line (exit 4) rather than fetching
+invocation of a job that is running is refused in one line (exit 8, busy) rather than fetching
 the same pages again beside it; a job started again with other arguments abandons the
 unfinished one, its lines in an appended (``-o``) feed with it, so the two never mix; a
 chunk's first request waits the host's interval (a Crawl-delay) from the last request of
@@ -9,11 +9,12 @@ which limit; a chunk while the site is down says so, and the job goes on when it
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from collections import Counter
 
-from discovery_crawler.outcomes import EXIT_CODES
+from discovery_crawler.outcomes import BUSY, EXIT_CODES
 from discovery_crawler.site_server import SiteServer
 from tests.conftest import ROOT, serve_pages_sitemap
 from tests.e2e.test_service import (
@@ -31,7 +32,8 @@ from tests.e2e.test_service import (
 
 def test_a_second_invocation_of_a_running_job_is_refused(serve, tmp_path):
     """Chunk 1 runs (2 s between requests); a second invocation of the same job started
-    meanwhile is refused in one line, exit 4, having sent nothing; the first one goes on,
+    meanwhile is refused in one line naming the holder, exit 8 (busy), having sent nothing
+    (its out folder is held, and the job folder in it); the first one goes on,
     and the job, run on, fetches no page twice."""
     server = serve(tree_site(tmp_path / "site", 20))
     out = tmp_path / "out"
@@ -44,11 +46,13 @@ def test_a_second_invocation_of_a_running_job_is_refused(serve, tmp_path):
         time.sleep(0.02)
     before = len(server.requests)
     second = run(cmd)
-    assert second.returncode == EXIT_CODES["output_failed"], second.stderr[-3000:]
-    assert second.stderr.strip().splitlines() == [
-        f"error: the job folder {out / '_job'} is in use by another invocation of the job "
-        f"(pid {first.pid}); run the command again when that one has ended"
-    ]
+    assert second.returncode == BUSY, second.stderr[-3000:]
+    (line,) = second.stderr.strip().splitlines()
+    assert re.fullmatch(
+        rf"error: {re.escape(str(out))} is in use by another run \(pid {first.pid}, started "
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\); nothing was touched \(exit 8\)",
+        line,
+    ), line
     assert len(server.requests) <= before + 1  # only the first one's: the second sent none
     first.communicate(timeout=120)
     assert first.returncode == MORE_TO_DO

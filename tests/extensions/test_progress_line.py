@@ -83,11 +83,28 @@ def test_the_crawl_is_measured_against_its_budget_and_frontier():
     crawl.requested, crawl.fetched, crawl.failed = 20, 9, 2
     crawl.slash_redirects.append({"url": SITE + "/a", "to": SITE + "/a/"})  # 1 page, 2 answers
     crawl.refused(SITE + "/x", {"class": "wall"}, None)
-    assert line.text(now=0.0) == ("Progress: pages 10 fetched / 10 queued / 50 budget · 1 refused")
-    crawl.fetched += 4
-    assert "pages 14 fetched / 6 queued / 50 budget · 2.0 pages/s · 1 refused · ETA ≥ 3 s" in (
-        line.text(now=2.0)
+    # no growth measured yet: at most the budget, named as given (-a max_pages)
+    assert line.text(now=0.0) == (
+        "Progress: pages 10 fetched of ≤ 50 · 10 queued · max_pages 50 · 1 refused"
     )
+    crawl.fetched += 4  # four pages done, none admitted: the frontier no longer grows
+    assert line.text(now=2.0) == (
+        "Progress: pages 14 fetched of ~20 (70%) · 6 queued · max_pages 50 · 2.0 pages/s · "
+        "1 refused · ETA ~3 s"
+    )
+
+
+def test_the_crawl_estimate_settles_as_the_frontier_stops_growing():
+    line = line_for({"HOST_INTERVAL": 0})
+    crawl = line.record.crawl = CrawlAccount(10, max_pages=None, max_depth=None)
+    crawl.requested, crawl.fetched = 40, 10  # each page so far brought three
+    line.text(now=0.0)
+    crawl.requested, crawl.fetched = 70, 20  # three more each: still growing
+    # 50 queued, 3 each, damped by (50/70)², the known pages still queued: 77 more
+    assert "pages 20 fetched of ~147 (14%) · 50 queued" in line.text(now=10.0)
+    crawl.requested, crawl.fetched = 80, 60  # 10 new pages for the last 40 fetched
+    # since half of 60 pages, 0.25 per page: 20 queued × 0.25 × (20/80)² bring 1 more
+    assert "pages 60 fetched of ~81 (74%) · 20 queued" in line.text(now=20.0)
 
 
 def test_the_sites_interval_paces_the_crawl():
@@ -98,7 +115,8 @@ def test_the_sites_interval_paces_the_crawl():
     crawl = record.crawl = CrawlAccount(10, max_pages=None, max_depth=None)
     crawl.requested, crawl.fetched = 31, 1
     # 30 queued, one request per 2 s to the site's host
-    assert "ETA ≥ 60 s (frontier)" in line.text(now=0.0)
+    assert "pages 1 fetched of ≥ 31 · 30 queued" in line.text(now=0.0)
+    assert "ETA ≥ 60 s (the pages known so far)" in line.text(now=0.0)
 
 
 def test_a_union_run_shows_both_parts():
@@ -113,7 +131,10 @@ def test_a_union_run_shows_both_parts():
     text = line.text(now=0.0)
     walk, pages = text.removeprefix("Progress: ").split(" | ")
     assert walk.startswith("sitemaps 3 done / 5 pending · 200 of ~500 URLs (40%)")
-    assert pages.startswith("pages 2 fetched / 3 queued / no budget")
+    assert pages.startswith("pages 2 fetched of ≥ 5 · 3 queued")
+    record.sitemaps_pending, record.sitemaps_done = 0, 8  # the walk's part is over
+    walk, _ = line.text(now=1.0).removeprefix("Progress: ").split(" | ")
+    assert walk == "sitemaps 8/8 done · 200 URLs listed"  # not "(100%)": the crawl goes on
 
 
 def test_not_on_a_terminal_it_logs_a_line(caplog):

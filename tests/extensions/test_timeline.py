@@ -47,6 +47,14 @@ def reached(crawler: Any, request: Request) -> None:
     )
 
 
+def answered(crawler: Any, request: Request) -> None:
+    """``request`` joined its slot's queue, was sent and answered (or failed)."""
+    reached(crawler, request)
+    crawler.signals.send_catch_log(
+        signal=signals.request_left_downloader, request=request, spider=crawler.spider
+    )
+
+
 def logged(crawler: Any) -> dict[str, Any]:
     return run_of(crawler).record.as_dict()["timeline"]
 
@@ -61,8 +69,8 @@ def test_requests_refusals_intervals_and_events_go_to_the_run_record():
     crawler, _ = build(TIMELINE_MAX_BUCKETS=50, TIMELINE_MAX_HOSTS=5, CRAWL_LOG_LIST_CAP=2)
     send = crawler.signals.send_catch_log
     for path in ("/robots.txt", "/a", "/b"):
-        reached(crawler, Request(ORIGIN + path))
-    reached(crawler, Request(OTHER + "/x"))
+        answered(crawler, Request(ORIGIN + path))
+    answered(crawler, Request(OTHER + "/x"))
     send(signal=page_refused, request=Request(ORIGIN + "/b"), refusal={"class": "missing"})
     send(signal=host_interval, origin=ORIGIN, seconds=1.0)
     for seconds in (0.5, 1.0, 2.0):
@@ -87,8 +95,27 @@ def test_without_a_run_it_counts_and_nothing_writes_it():
     crawler = get_crawler(Spider, settings_dict={"EXTENSIONS": {RunTimeline: 0}})
     timeline = crawler.get_extension(RunTimeline)
     crawler.signals.send_catch_log(signal=signals.spider_opened, spider=None)
-    reached(crawler, Request(ORIGIN + "/"))
+    answered(crawler, Request(ORIGIN + "/"))
     assert timeline.timeline.requests_total() == 1
+
+
+def test_a_request_counts_when_its_download_ends_not_when_it_joins_the_queue():
+    """With a host interval, a batch of requests joins the slot's queue at once and waits
+    there (issue 37.2: 7 requests over 6 s drawn as 7 in the first second): a request
+    waiting in the queue is not yet counted, and counts in the bucket its answer came."""
+    crawler, timeline = build()
+    clock = [0.0]
+    timeline.now = lambda: clock[0]
+    queued = [Request(f"{ORIGIN}/{i}") for i in range(3)]
+    for request in queued:
+        reached(crawler, request)
+    assert timeline.timeline.requests_total() == 0
+    for second, request in enumerate(queued):
+        clock[0] = second + 0.5
+        crawler.signals.send_catch_log(
+            signal=signals.request_left_downloader, request=request, spider=crawler.spider
+        )
+    assert logged(crawler)["hosts"][ORIGIN]["requests"] == [1, 1, 1]
 
 
 # -- what the throttle sends ------------------------------------------------------------------
@@ -118,6 +145,11 @@ def test_the_throttle_sends_back_offs_give_ups_and_the_intervals_in_force():
     # up; all in the first bucket, so the step function keeps what it ended with
     assert [step[1] for step in data["hosts"][ORIGIN]["interval"]] == [0.5]
     timeline = crawler.get_extension(RunTimeline).timeline
+    assert timeline.requests_total() == 0  # counted when their downloads end
+    for path in ("/", "/a", "/b", "/c"):
+        crawler.signals.send_catch_log(
+            signal=signals.request_left_downloader, request=Request(ORIGIN + path)
+        )
     assert timeline.requests_total() == 4
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from discovery_crawler.output import crawl_log
 from discovery_crawler.output.crawl_log import (
@@ -16,6 +17,7 @@ from discovery_crawler.output.crawl_log import (
     read_crawl_log,
     write_json_atomic,
 )
+from tests.fuzzing_files import contents
 
 
 def corrupt_copies(folder):
@@ -132,3 +134,28 @@ def test_append_run_leaves_no_temporary_files(tmp_path):
     assert names[0] == CRAWL_LOG_NAME
     assert len(names) == 2 and names[1].startswith(f"{CRAWL_LOG_NAME}.corrupt-")
     assert [r["run"] for r in read_crawl_log(path)["runs"]] == [2, 3]
+
+
+# -- a crawl log of any shape ---------------------------------------------------------------
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(contents({"runs": [{"status": "completed", "provenance": {"started_at": "x"}}]}))
+def test_a_crawl_log_of_any_shape_is_appended_to_or_kept_aside(tmp_path_factory, raw):
+    """Whatever the file holds (any JSON, one near a log, cut short, bytes), appending a
+    run never raises anything: a log is appended to; anything else is kept aside byte for
+    byte and a new log started, whose run says so."""
+    path = tmp_path_factory.mktemp("log") / CRAWL_LOG_NAME
+    path.write_bytes(raw)
+    try:
+        before = read_crawl_log(path)
+    except CrawlLogError:
+        before = None
+    run: dict = {"run": "new"}
+    append_run(path, run)
+    after = read_crawl_log(path)
+    aside = corrupt_copies(path.parent)
+    if before is not None:
+        assert after["runs"] == [*before["runs"], run] and aside == []
+    else:
+        assert after["runs"] == [run]
+        assert len(aside) == 1 and aside[0].read_bytes() == raw
+        assert run["warnings"] == [f"previous crawl log unreadable, kept as {aside[0].name}"]

@@ -265,3 +265,31 @@ def test_report_renders_the_verify_section_from_a_crawl_log_entry():
     html = render_report({"verify": tally.as_dict()})
     assert 'data-verdict="dead">dead (1)' in html
     assert "&lt;x&gt;" in html and "404 &lt;b&gt;" in html and "<b>404" not in html
+
+
+def _tiles(run: dict[str, Any]) -> dict[str, str]:
+    doc = lxml.html.fromstring(render_report(run))
+    return {
+        div.get("data-total"): div.findtext("b").replace(",", "")
+        for div in doc.xpath("//div[@data-total]")
+    }
+
+
+@given(st.integers(0, 10_000), st.integers(0, 10_000), st.integers(0, 50))
+def test_header_tiles_add_up(written, filtered, left_out):
+    """unique − filtered out (− otherwise left out) = in the inventory, read off the
+    tiles; the remainder tile shows only when the counts leave one."""
+    unique = written + filtered + left_out
+    run = {
+        "discovery": {
+            "counts": {"unique": unique, "discovered": written, "duplicates": 7},
+            "filtered": {"asset": {"count": filtered}, "other_host": {"count": 99}},
+        }
+    }
+    tiles = _tiles(run)
+    shown_left = int(tiles.get("− otherwise left out", "0"))
+    assert shown_left == left_out
+    assert int(tiles["unique URLs found"]) - int(tiles["− filtered out"]) - shown_left == int(
+        tiles["= in the inventory"]
+    )
+    assert tiles["duplicates merged (counted once above)"] == "7"

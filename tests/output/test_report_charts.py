@@ -13,6 +13,7 @@ import lxml.html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from discovery_crawler.extensions.timeline_buckets import Timeline
 from discovery_crawler.output.report import render_report
 from discovery_crawler.output.report_charts import (
     BAR_CAP,
@@ -243,6 +244,50 @@ def test_timeline_draws_requests_refusals_holds_and_intervals():
     assert len(fig.xpath(".//polyline[contains(@class,'tl-iv')]")) == 1
     assert "seconds since the crawl started" in fig.text_content()
     assert "requests / s" in fig.text_content()
+
+
+def _rates_and_ends(fig: Any) -> tuple[list[float], float, list[str]]:
+    """The drawn requests/s of the first host (one per bucket, from its polyline's y and the
+    y axis's labels), the x where its line ends over the plot's width, and the x labels."""
+    [line] = fig.xpath(".//polyline[contains(@class,'tl-host')]")
+    pts = [tuple(map(float, p.split(","))) for p in line.get("points").split()]
+    labels = {  # a grid label is 4 below its line
+        float(t.get("y")) - 4: t.text for t in fig.xpath(".//text[@text-anchor='end']")
+    }
+    top_y = min(labels)
+    base_y = min(y for y, text in labels.items() if text == "0")  # the rates' zero
+    y_max = float(labels[top_y].replace(",", ""))
+    rates = [round(y_max * (base_y - y) / (base_y - top_y), 1) for _, y in pts[::2]]
+    axis = [t.text for t in fig.xpath(".//text[@text-anchor='middle']") if t.text]
+    return rates, (pts[-1][0] - 56) / (1100 - 56 - 90), axis
+
+
+def test_a_short_run_spans_its_seconds_each_bucket_as_requests_per_second():
+    """Issue 37.2: the demo (7 requests at one a second over 6.3 s) was drawn as a flat
+    7 requests/s over a 0–1 s axis. The axis spans the run's seconds; a bucket's height is
+    its requests over its width."""
+    hosts = {"https://example.com": {"requests": [1, 2, 1, 1, 1, 1], "refusals": [0] * 6}}
+    run = {"timeline": timeline(hosts), "provenance": {"elapsed_seconds": 6.3}}
+    fig = chart(doc_of(run), "timeline")
+    rates, end, axis = _rates_and_ends(fig)
+    assert rates == [1, 2, 1, 1, 1, 1]
+    assert abs(end - 6 / 6.3) < 0.01  # the last bucket ends at 6 s of a 6.3 s axis
+    assert "6" in axis and "1" in axis
+
+
+def test_a_long_run_spans_its_minutes_with_widened_buckets_as_requests_per_second():
+    """Forty minutes at two requests a second: the buckets widen to stay within
+    max_buckets (600 → 4 s each), and each is still drawn as 2 requests/s over 2,400 s."""
+    line = Timeline(max_buckets=600)
+    for k in range(2 * 2400):
+        line.request("https://example.com", k / 2)
+    data = line.as_dict()
+    assert data["bucket_seconds"] == 4.0 and data["buckets"] == 600
+    run = {"timeline": data, "provenance": {"elapsed_seconds": 2400.4}}
+    rates, end, axis = _rates_and_ends(chart(doc_of(run), "timeline"))
+    assert set(rates) == {2.0}
+    assert abs(end - 1) < 0.01
+    assert "2,000" in axis
 
 
 @settings(max_examples=40, deadline=None)

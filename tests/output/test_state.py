@@ -14,7 +14,7 @@ import time
 import tracemalloc
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from discovery_crawler.output import state as state_module
@@ -28,6 +28,7 @@ from discovery_crawler.output.state import (
 )
 from discovery_crawler.urls.slugs import SlugAllocator, normalized_paths
 from tests.conftest import ROOT
+from tests.fuzzing_files import JSON_VALUES
 
 SITE = "https://example.com"
 
@@ -94,7 +95,7 @@ def test_round_trip_and_exact_changes(tmp_path):
     assert got[f"{SITE}/d/"] == [f"{SITE}/d/", "d", 2, 2, None, "new"]
     whole = json.loads((out / STATE_NAME).read_text(encoding="utf-8"))
     assert whole["origin"] == SITE and whole["run"] == 2 and whole["count"] == 5
-    assert whole["counts"] == {"new": 1, "known": 2, "changed": 1, "removed": 1}
+    assert whole["counts"] == {"new": 1, "known": 2, "changed": 1, "removed": 1, "unconfirmed": 0}
     assert [r["run"] for r in whole["runs"]] == [1, 2]
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp, no spool
 
@@ -153,8 +154,14 @@ def test_incomplete_run_does_not_judge_removals(tmp_path):
     run(out, first_run_records([("/", None), ("/x/", None)]))
     _, changes = run(out, [rec("/")], complete=False)
     assert changes.removed.count == 0 and not changes.removals_judged
-    assert entries(out)[f"{SITE}/x/"][5] == "new"  # as it was
+    # the previous record kept, flagged: neither removed nor silently fresh
+    assert entries(out)[f"{SITE}/x/"] == [f"{SITE}/x/", "x", 1, 1, None, "unconfirmed"]
+    assert changes.unconfirmed.items == [f"{SITE}/x/"]
     assert "removals not judged (the run ended early)" in changes.lines()[0]
+    assert changes.lines()[1].startswith("Not re-confirmed: 1 URL(s) listed before")
+    # a run that sees everything again judges it: removed now, and /x/ back is known
+    _, changes = run(out, [rec("/")])
+    assert changes.removed.items == [f"{SITE}/x/"] and changes.unconfirmed.count == 0
 
 
 def test_duplicates_within_a_run_make_one_entry(tmp_path):
@@ -483,3 +490,66 @@ def test_abandon_on_a_full_disk_drops_the_spool_without_raising(tmp_path):
     state._spool.write("x" * 100)  # buffered: the close's flush hits the full disk
     state.abandon()
     assert not [p for p in out.iterdir() if p.name.endswith(".spool")]
+
+
+def test_scope_narrowed_keeps_unconfirmed_until_a_run_covers_it(tmp_path):
+    """union → auto (sitemaps only): nothing is called removed, the unseen are kept
+    unconfirmed — and stay so on a second auto run (the scope they were found under is
+    kept in the state), until a union run judges them."""
+    from discovery_crawler.output.state_scope import RunScope
+
+    union = RunScope.of_run("union", ("sitemap", "link"))
+    auto = RunScope.of_run("auto", ("sitemap",))
+    out = tmp_path / "s"
+
+    def scoped(records, scope):
+        state = RunState.load(out, input_origin=SITE)
+        state.observe(records)
+        return state.close(SITE, "t0", "2026-11-28T10:05:00+00:00", scope=scope)
+
+    scoped(first_run_records([("/", None), ("/linked/", None)]), union)
+    for level, said in (("none", "removals not judged"), ("in_scope", "judged only within")):
+        changes = scoped([rec("/")], auto)
+        assert changes.removed.count == 0 and changes.unconfirmed.items == [f"{SITE}/linked/"]
+        assert changes.removals_scope == level and not changes.as_dict()["removals_judged"]
+        assert said in changes.lines()[0]
+        assert "mode union→auto (the link crawl did not run" in changes.lines()[0]
+        assert entries(out)[f"{SITE}/linked/"][3:] == [1, None, "unconfirmed"]
+    changes = scoped([rec("/")], union)
+    assert changes.removed.items == [f"{SITE}/linked/"] and changes.fully_judged
+
+
+# -- a state file of any shape --------------------------------------------------------------
+def _valid_state_bytes(tmp_path_factory) -> bytes:
+    out = tmp_path_factory.mktemp("valid")
+    run(out, first_run_records([("/a", "2026-01-01"), ("/b/", None), ("/c", None)]))
+    return (out / STATE_NAME).read_bytes()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    raw=JSON_VALUES.map(lambda v: json.dumps(v).encode()) | st.binary(max_size=200),
+)
+def test_a_state_file_of_any_shape_is_used_or_kept_aside(tmp_path_factory, data, raw):
+    """Any JSON value, any bytes, or a state this module wrote with a byte changed or cut
+    anywhere: loading never raises; the file is used, or kept aside byte for byte and the
+    run starts afresh; the origin check before a run never raises either."""
+    valid = _valid_state_bytes(tmp_path_factory)
+    how = data.draw(st.sampled_from(["raw", "cut", "flip"]))
+    if how == "cut":
+        raw = valid[: data.draw(st.integers(0, len(valid) - 1))]
+    elif how == "flip":
+        at = data.draw(st.integers(0, len(valid) - 1))
+        raw = valid[:at] + bytes([data.draw(st.integers(0, 255))]) + valid[at + 1 :]
+    out = tmp_path_factory.mktemp("out")
+    (out / STATE_NAME).write_bytes(raw)
+    check_origin(out, SITE)
+    state = RunState.load(out, input_origin=SITE)
+    aside = list(out.glob(f"{STATE_NAME}.corrupt-*"))
+    if state.table is None:
+        assert len(aside) == 1 and aside[0].read_bytes() == raw
+        assert state.changes.started_afresh
+    else:
+        assert aside == [] and (out / STATE_NAME).read_bytes() == raw
+    state.abandon()

@@ -27,3 +27,23 @@ def test_columns_of_records():
         [None, 200],
     )
     assert columns([{"url": "https://e.com/"}]) == (["https://e.com/"], [None], [None], None)
+
+
+def test_a_union_urls_final_source_is_listed_linked_or_both():
+    """Issue 37.1: the tree counts a union-mode URL under its final source (the feed's
+    sitemap_only / links_only flags), not the one that found it first."""
+    from discovery_crawler.crawling.account import UnionTally
+    from discovery_crawler.pipelines.groups import final_source
+    from discovery_crawler.urls.normalize import twin_key
+
+    union = UnionTally(10)
+    o = "https://example.com"
+    for url in (o + "/listed", o + "/both"):
+        union.listed(twin_key(url), url)
+    for url in (o + "/linked/", o + "/both/"):  # the slash twin: the same page
+        union.linked(twin_key(url), url)
+    assert final_source(union, o + "/listed", "sitemap") == "sitemap"
+    assert final_source(union, o + "/linked", "sitemap") == "link"
+    assert final_source(union, o + "/both", "sitemap") == "both"
+    assert final_source(union, o + "/both/", "link") == "both"
+    assert final_source(union, o + "/canonical", "link") == "link"  # neither: as written

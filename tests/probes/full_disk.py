@@ -17,7 +17,7 @@ from scrapy.cmdline import execute
 
 from discovery_crawler.output import feed_storage
 
-_open = feed_storage.FileFeedStorage.open
+_open = feed_storage.FeedFile.open
 ROOM = int(os.environ.get("FULL_DISK_BYTES", 65536))
 
 
@@ -39,7 +39,7 @@ def _open_on_full_disk(self: Any, spider: Any) -> Any:
     return FullDiskFile(raw)
 
 
-feed_storage.FileFeedStorage.open = _open_on_full_disk  # type: ignore[method-assign]
+feed_storage.FeedFile.open = _open_on_full_disk  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     sys.argv = ["scrapy", *sys.argv[1:]]

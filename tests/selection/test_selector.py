@@ -320,7 +320,10 @@ def test_selection_lines():
     assert lines[0] == f"Discovered 13 pages on {SITE} (sitemap.xml)."
     assert lines[1] == "Selecting 3 highest-priority pages:"
     assert lines[2:5] == ["  - / (home)", "  - /about (pillar)", "  - /blog/post-0/ (article)"]
-    assert lines[5].startswith("Cut (8 pages, all=1 to lift): /blog/, /blog/post-1/, ")
+    assert lines[5].startswith(
+        "Not selected (8 pages, in the inventory all the same; all=1 selects all): "
+        "/blog/, /blog/post-1/, "
+    )
     assert lines[5].endswith(", …")
 
 

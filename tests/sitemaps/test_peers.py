@@ -520,7 +520,7 @@ CASES = [
         f"{EX}/subsection/sitemap.xml",
         [f"{EX}/"],
         ours="strict crawler-commons rejects it (the protocol's sitemap-location path rule); "
-        "that rule is deliberately not applied (README)",
+        "that rule is deliberately not applied (docs/usage.md)",
     ),
     Case(
         "cc-url-loc-url",

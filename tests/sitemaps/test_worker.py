@@ -828,7 +828,8 @@ def _big_site(root: Path, children: int, per_child: int) -> int:
 
 
 def test_the_tables_are_sized_once_for_the_urls_the_sitemaps_promise(serve, tmp_path):
-    """After the first urlset the spider expects 4 × 25,000 URLs (``urls_expected``): the
+    """After the first urlset the spider expects 4 × 25,000 URLs (``urls_expected``,
+    the stat ``discovery/tables/sized_for_urls``): the
     slug table resizes once, to 166,667 slots, where growing by half as URLs arrive takes two
     resizes (at 45,875 and 68,812 of its first 65,536 and 98,304 slots) to 147,456 slots;
     the inventory is the same."""
@@ -841,10 +842,10 @@ def test_the_tables_are_sized_once_for_the_urls_the_sitemaps_promise(serve, tmp_
     sized = run_discover(url, tmp_path / "sized", settings=one)
     grown = run_discover(url, tmp_path / "grown", settings={**one, "INVENTORY_RESERVE_URLS": 0})
     assert sized.returncode == 0 and grown.returncode == 0, sized.stderr[-3000:]
-    assert "'discovery/urls_expected': 100000," in sized.stderr
+    assert "'discovery/tables/sized_for_urls': 100000," in sized.stderr
     assert "'discovery/tables/slugs_resizes': 1," in sized.stderr
     assert "'discovery/tables/slugs_bytes': 1111112," in sized.stderr  # 100,000 / 0.72 slots
-    assert "urls_expected" not in grown.stderr
+    assert "sized_for_urls" not in grown.stderr
     assert "'discovery/tables/slugs_resizes': 2," in grown.stderr
     assert "'discovery/tables/slugs_bytes': 1179648," in grown.stderr  # 147,456 slots
     assert "'discovery/tables/seen_resizes': 0," in sized.stderr  # 1M slots hold 100k
@@ -966,3 +967,16 @@ def test_a_stage_that_changes_urls_in_a_real_crawl(serve, tmp_path):
         assert _feed_lines(on) == _feed_lines(off)
         assert _summary(on) == _summary(off)
         assert _state_entries(on) == _state_entries(off)
+
+
+def test_conventional_guesses_still_out_do_not_multiply_the_urls_expected(serve, tmp_path):
+    """A homepage's walk asks the conventional addresses one host interval apart; when
+    ``/sitemap.xml`` answers first, the other guesses (most answer 404) are not counted
+    as documents like it: 20 URLs expected, not 20 × 6."""
+    from tests.conftest import run_discover, serve_pages_sitemap
+
+    sitemap = serve_pages_sitemap(serve, tmp_path / "site", 20)
+    home = sitemap.removesuffix("sitemap.xml")
+    result = run_discover(home, tmp_path, settings={"HOST_INTERVAL": 0.3})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "'discovery/tables/sized_for_urls': 20," in result.stderr

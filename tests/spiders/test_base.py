@@ -1,8 +1,12 @@
 """What the entry points do before a crawl (``spiders/base.py``): the profile applied at
-spider priority, and the job folder a chunked run gets (``MAX_CHUNK_PAGES``)."""
+spider priority, the job folder a chunked run gets (``MAX_CHUNK_PAGES``), and the folders
+a run holds."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from scrapy.settings import Settings
@@ -11,7 +15,12 @@ from discovery_crawler import settings as project
 from discovery_crawler.arguments import RunOptions
 from discovery_crawler.extensions.job import JOBDIR_SETTING
 from discovery_crawler.profiles import available_profiles
-from discovery_crawler.spiders.base import RunEntry, default_feeds, job_folder_of
+from discovery_crawler.spiders.base import (
+    RunEntry,
+    default_feeds,
+    hold_run_folders,
+    job_folder_of,
+)
 from tests.conftest import free_port
 
 
@@ -61,8 +70,7 @@ def test_the_job_folder_checked_before_the_run_is_the_one_the_run_gets(tmp_path)
         assert job_folder_of(options, settings) == expected, (profile, cmdline)
 
 
-def test_no_feed_given_is_the_out_folders_inventory(tmp_path, monkeypatch):
-    monkeypatch.delenv("SCRAPYD_JOB", raising=False)
+def test_no_feed_given_is_the_out_folders_inventory(tmp_path):
     settings = applied(tmp_path, "default")
     assert settings.getdict("FEEDS") == {
         str(tmp_path / "out" / "inventory.jsonl"): {"format": "jsonlines", "overwrite": True}
@@ -72,12 +80,6 @@ def test_no_feed_given_is_the_out_folders_inventory(tmp_path, monkeypatch):
     assert applied(tmp_path, "default", FEED_URI="x.jsonl").getdict("FEEDS") == {}
 
 
-def test_no_default_feed_under_scrapyd(tmp_path, monkeypatch):
-    """Scrapyd passes its items feed in FEEDS (items_dir), or none: never ours as well."""
-    monkeypatch.setenv("SCRAPYD_JOB", "0a1b")
-    assert applied(tmp_path, "default").getdict("FEEDS") == {}
-
-
 def test_a_default_feed_path_that_reads_as_a_uri_is_made_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     options = RunOptions.from_arguments(
@@ -85,3 +87,24 @@ def test_a_default_feed_path_that_reads_as_a_uri_is_made_absolute(tmp_path, monk
     )
     [path] = default_feeds(options, Settings())
     assert path == str(tmp_path / "s3:bucket" / "inventory.jsonl")
+
+
+def test_a_run_not_started_by_the_crawl_command_holds_its_folders_too(tmp_path):
+    """A script's crawl (no ``crawl`` command to check the outputs) holds its out folder
+    and job folder as its spider is configured: another process is refused both."""
+    settings = applied(tmp_path, "service", JOBDIR=str(tmp_path / "job"))
+    url = f"http://127.0.0.1:{free_port()}/"
+    arguments = {"url": url, "out": str(tmp_path / "out")}
+    options = RunOptions.from_arguments(arguments, available_profiles())
+    hold_run_folders(options, settings)
+    hold_run_folders(options, settings)  # held already: a no-op
+    probe = (
+        "import sys; from pathlib import Path; "
+        "from discovery_crawler.output.folder_lock import FolderBusy, hold_folder\n"
+        "for folder, name in ((sys.argv[1], '_run.lock'), (sys.argv[2], 'job.lock')):\n"
+        "    try:\n        hold_folder(Path(folder), name)\n"
+        "    except FolderBusy as exc:\n        print(exc.holder.pid)\n"
+    )
+    args = [str(tmp_path / "out"), str(tmp_path / "job")]
+    said = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True)
+    assert said.stdout.split() == [str(os.getpid())] * 2, said.stderr

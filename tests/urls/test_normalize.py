@@ -10,6 +10,7 @@ import contextlib
 import json
 import re
 import string
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 from hypothesis import given, settings
@@ -24,6 +25,7 @@ from discovery_crawler.urls.normalize import (
     host_of,
     normalize,
     origin_of,
+    remove_dot_segments,
     resolve,
     resolve_location,
 )
@@ -752,3 +754,54 @@ def test_resolve_location_is_resolve_unless_a_host_is_named(raw):
     except UrlError:
         got = UrlError
     assert got == expected
+
+
+# -- dot segments (RFC 3986 §5.2.4; issue 37.6) ---------------------------------------------
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("https://x.com/a/../b", "https://x.com/b"),
+        ("https://x.com/a/./b", "https://x.com/a/b"),
+        ("https://x.com/a/b/..", "https://x.com/a/"),  # the slash stays (normpath drops it)
+        ("https://x.com/a/b/.", "https://x.com/a/b/"),
+        ("https://x.com/a//../b", "https://x.com/a/b"),  # "//" is a segment, not collapsed
+        ("https://x.com/a//b/./", "https://x.com/a//b/"),
+        ("https://x.com/../../a", "https://x.com/a"),  # no climbing past the root
+        ("https://x.com/..", "https://x.com/"),
+        ("https://x.com/a/%2E%2e/b", "https://x.com/b"),  # after the escapes are fixed
+        ("https://x.com/a/.%2E?q=/../", "https://x.com/?q=/../"),  # the query is left be
+        ("https://x.com/é/../b?utm_source=z", "https://x.com/b"),
+        ("https://x.com/.well-known/a", "https://x.com/.well-known/a"),
+        ("https://x.com/a/.../b", "https://x.com/a/.../b"),
+        ("https://x.com/a/..b/c.", "https://x.com/a/..b/c."),
+    ],
+)
+def test_dot_segments_are_removed_on_every_path(raw, expected):
+    """The fast path (a cached origin), the general path and the batch form (the C pass
+    where built) all remove them."""
+    assert normalize(raw) == expected
+    cache = OriginCache()
+    cache.normalize("https://x.com/")
+    assert cache.normalize(raw) == expected
+    assert cache.normalize_many([raw, "https://x.com/plain", raw], "https://x.com/") == [
+        expected,
+        "https://x.com/plain",
+        expected,
+    ]
+
+
+_SEGMENTS = st.lists(st.sampled_from(["a", "b", "", ".", "..", "...", ".a"]), max_size=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_SEGMENTS, st.booleans())
+def test_remove_dot_segments_is_the_rfc_merge_of_an_absolute_path(segments, slash):
+    """``remove_dot_segments`` leaves no dot segment and is a fixed point; without empty
+    segments it is what ``urljoin`` gives for the same path as a relative reference
+    (``urljoin`` also drops empty segments, which RFC 3986 keeps)."""
+    path = "/" + "/".join(segments) + ("/" if slash and segments else "")
+    got = remove_dot_segments(path)
+    assert "." not in got.split("/") and ".." not in got.split("/")
+    assert remove_dot_segments(got) == got
+    if "" not in segments:
+        assert got == urlsplit(urljoin("https://x.com/", "." + path)).path

@@ -23,21 +23,16 @@ import operator
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from discovery_crawler.compiled import extension
 from discovery_crawler.sitemaps.body import SitemapTooLarge
 from discovery_crawler.sitemaps.formats.xml import describe
 from discovery_crawler.sitemaps.reading import LXML_OPTIONS, Declined, Reader, declares_dtd
 
 # Where they were built, the windows are read in C (``_windows.c``), and the blocks'
 # extension children of a window read in Python in C too (``_tails.c``); elsewhere all in
-# Python. The modules alone, not through the package.
-try:
-    import discovery_crawler.sitemaps._tails as _tails
-except ImportError:
-    _tails = None  # type: ignore[assignment]
-try:
-    import discovery_crawler.sitemaps._windows as _windows
-except ImportError:
-    _windows = None  # type: ignore[assignment]
+# Python.
+_tails = extension("discovery_crawler.sitemaps._tails")
+_windows = extension("discovery_crawler.sitemaps._windows")
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -345,7 +345,7 @@ def test_sitemap_scheme_reconciled_to_the_fetched_one(site, discover):
 def test_bad_sitemap_input_counted_by_reason(serve, tmp_path, discover, settings):
     """Scheme-less locations naming a host (XML and text), a host with an empty label,
     several <loc> in one <url>, a feed's <image><url> and a broken XML declaration: each
-    read as README says, each drop or rewrite counted by reason in the crawl log
+    read as docs/usage.md says, each drop or rewrite counted by reason in the crawl log
     (``malformed.reasons``, ``repaired.reasons``), the big ones named in the summary, and
     the broken declaration recorded as the attempt's problem — in-process and in the
     sitemap worker alike."""

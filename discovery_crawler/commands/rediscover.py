@@ -1,0 +1,318 @@
+"""``scrapy rediscover SITES_FILE [--root DIR] [--parallel N] [-s NAME=VALUE …]``: the
+command a cron job runs — discover every site of a sites file again (``sites_file.py``),
+each into ``DIR/<host>/`` (default ``./discovery``, where a plain run goes), and say per
+site how it ended and what changed.
+
+Each site is its own ``scrapy crawl discover`` process (``-a url=… -a out=DIR/<host>``,
+the line's arguments, every ``-s``), so one site's crash cannot take the others down; its
+log goes to ``DIR/_logs/<host>.log``. One at a time by default; ``--parallel N`` runs N at
+once. The sites file is checked whole before any site runs: a malformed line, or an
+argument the spider refuses, is said by its number and nothing runs.
+
+``rediscover`` holds ``DIR`` itself (``output/folder_lock.py``), so two scheduled runs
+never overlap; each site's run holds its own folder as every run does.
+
+Exit status: 0 every site completed, was bounded by a limit, or did a chunk of its job
+(more to do: the next run goes on); 1 some site did not (failed, incomplete,
+interrupted, an output failed, or its folder busy with another run) — the others still
+ran; 2 a bad or unreadable sites file or option; 3 rediscover itself was stopped
+(SIGINT/SIGTERM: passed on to the running sites, no new site started); 4 the root
+cannot be written; 8 another rediscover (or run) holds the root.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from discovery_crawler.arguments import ArgumentError
+from discovery_crawler.outcomes import (
+    BAD_ARGUMENTS,
+    BOUNDED,
+    BUSY,
+    BUSY_OUTCOME,
+    COMPLETED,
+    EXIT_CODES,
+    INTERRUPTED,
+    MORE_TO_DO,
+    OUTPUT_FAILED,
+)
+from discovery_crawler.output.crawl_log import CRAWL_LOG_NAME
+from discovery_crawler.output.folder_lock import FolderBusy, hold_folder, takeover_line
+from discovery_crawler.sites_file import (
+    Problem,
+    Site,
+    SitesFileError,
+    parse_sites,
+    problem_lines,
+    read_text,
+)
+from discovery_crawler.spiders.base import check_run_settings
+from discovery_crawler.spiders.discover import DiscoverSpider
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from types import FrameType
+
+DEFAULT_ROOT = "discovery"  # where a plain run keeps ./discovery/<host>/
+LOGS_FOLDER = "_logs"  # DIR/_logs/<host>.log: each site's crawl log output, last run
+# The outcomes that count as done: a limit is the user's choice, and a chunked job's next
+# chunk is the next scheduled run.
+DONE = frozenset(EXIT_CODES[o] for o in (COMPLETED, BOUNDED, MORE_TO_DO))
+_WORDS = {code: word for word, code in EXIT_CODES.items()} | {
+    BAD_ARGUMENTS: "bad arguments",
+    BUSY: BUSY_OUTCOME,
+}
+SOME_SITE_NOT_DONE = 1
+STOPPED = EXIT_CODES[INTERRUPTED]
+_POLL = 0.05  # s between looks at the running sites
+_EXIT_SAID = re.compile(r" \(exit \d+\)\Z")  # a refusal's own "(exit 8)": the line says it
+_PR_SET_PDEATHSIG = 1
+
+
+def _stop_with_parent(parent: int) -> Callable[[], None] | None:
+    """In the site's process, before it runs (Linux): a SIGTERM when rediscover ends, a
+    kill -9 included — the site stops as after Ctrl-C (its files and crawl-log entry
+    written) rather than run on unwatched, holding its folder."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # rediscover was gone before the line above
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
+
+
+def outcome_word(code: int) -> str:
+    """A site's exit status in words: the outcome's, ``busy``, or the signal that killed it."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return _WORDS.get(code, f"exit status {code}")
+
+
+def _runs(folder: Path) -> list[Any]:
+    try:
+        runs = json.loads((folder / CRAWL_LOG_NAME).read_text(encoding="utf-8"))["runs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return runs if isinstance(runs, list) else []
+
+
+def _last_error(log: Path) -> str | None:
+    """The last ``error: …`` line the site's run printed (a refusal before it ran)."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    errors = [line.strip() for line in lines if line.startswith("error: ")]
+    return _EXIT_SAID.sub("", errors[-1].removeprefix("error: ")) if errors else None
+
+
+def site_line(folder: str, code: int, run: dict[str, Any] | None, log: Path) -> str:
+    """What rediscover says of one site: outcome, exit status, URLs, what changed; why,
+    when it did not complete."""
+    line = f"{folder}: {outcome_word(code)} (exit {code})"
+    if run is not None:
+        changes = run.get("changes") or {}
+        # The inventory's URLs, one feed line each (state.json may keep more: removed ones).
+        urls = ((run.get("discovery") or {}).get("counts") or {}).get("discovered", 0)
+        line += f", {urls:,} URL{'' if urls == 1 else 's'}"
+        if changes and changes.get("previous_run") is None:
+            line += ", first run"
+        elif changes:
+            new, changed = changes["new"]["count"], changes["changed"]["count"]
+            if changes.get("removals_judged"):
+                removed = changes["removed"]["count"]
+                line += f", {new:,} new, {removed:,} removed, {changed:,} changed"
+            else:
+                line += f", {new:,} new, {changed:,} changed, removals not judged"
+    if code not in DONE:
+        why = (run or {}).get("write_error") or (run or {}).get("failure") or _last_error(log)
+        line += f": {why}" if why else ""
+        line += f" (log: {log})"
+    return line
+
+
+@dataclass
+class Running:
+    site: Site
+    out: Path
+    log: Path
+    runs_before: int
+    process: subprocess.Popen[bytes]
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = False
+    default_settings = {"LOG_ENABLED": False}  # noqa: RUF012 — Scrapy's class attribute
+
+    def syntax(self) -> str:
+        return "SITES_FILE [--root DIR] [--parallel N] [-s NAME=VALUE ...]"
+
+    def short_desc(self) -> str:
+        return "Discover every site of a sites file again, each into DIR/<host>/ (for cron)"
+
+    def long_desc(self) -> str:
+        return (
+            "Discover every site of SITES_FILE again, each into DIR/<host>/ in its own "
+            "process, and print one line per site (outcome, URLs, new / removed / changed). "
+            "SITES_FILE: one site URL a line, optionally followed by key=value spider "
+            "arguments; # comments. A malformed line refuses the whole file. Exit status: "
+            "0 every site completed or bounded, 1 some site did not, 2 a bad sites file, "
+            "3 stopped by a signal, 4 the root cannot be written, 8 another run holds DIR."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument(
+            "--root",
+            metavar="DIR",
+            default=DEFAULT_ROOT,
+            help=f"each site runs into DIR/<host>/ (default: ./{DEFAULT_ROOT})",
+        )
+        parser.add_argument(
+            "--parallel",
+            metavar="N",
+            type=int,
+            default=1,
+            help="sites run at once (default: 1, one after another)",
+        )
+
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        if len(args) != 1:
+            raise UsageError("give one sites file: scrapy rediscover SITES_FILE")
+        if opts.parallel < 1:
+            raise UsageError("--parallel must be 1 or more")
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        path, root = Path(args[0]), Path(opts.root)
+        try:
+            sites, problems = parse_sites(read_text(path))
+        except SitesFileError as exc:
+            self._fail(exc.lines, BAD_ARGUMENTS)
+        problems += self._check(root, sites)
+        if problems or not sites:
+            self._fail(problem_lines(path, sites, problems), BAD_ARGUMENTS)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            gone = hold_folder(root)
+            (root / LOGS_FOLDER).mkdir(exist_ok=True)
+        except FolderBusy as exc:
+            self._fail([f"{exc} (exit {BUSY})"], BUSY)
+        except OSError as exc:
+            code = EXIT_CODES[OUTPUT_FAILED]
+            self._fail([f"cannot write to the root {root}: {exc.strerror} (exit {code})"], code)
+        if gone is not None:
+            print(f"warning: {takeover_line(root, gone)}", file=sys.stderr, flush=True)
+        self.exitcode = self._run_sites(sites, root, opts.set, opts.parallel)
+
+    @staticmethod
+    def _fail(lines: list[str], code: int) -> None:
+        for line in lines:
+            print(f"error: {line}", file=sys.stderr)
+        raise SystemExit(code)
+
+    def _check(self, root: Path, sites: list[Site]) -> list[Problem]:
+        """Every site's arguments as the spider will check them, before any site runs."""
+        problems = []
+        for site in sites:
+            arguments = {"url": site.url, "out": str(root / site.folder), **site.arguments}
+            try:
+                options = DiscoverSpider.parse_options(arguments)
+                check_run_settings(options, self.settings)
+            except ArgumentError as exc:
+                problems.append(Problem(site.line, str(exc)))
+        return problems
+
+    # -- the sites' runs --------------------------------------------------------------------
+    def _command(self, site: Site, out: Path, settings: list[str]) -> list[str]:
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={site.url}"]
+        cmd += ["-a", f"out={out}"]
+        for name, value in site.arguments.items():
+            cmd += ["-a", f"{name}={value}"]
+        for setting in settings:
+            cmd += ["-s", setting]
+        return cmd
+
+    def _start(self, site: Site, root: Path, settings: list[str]) -> Running:
+        out, log = root / site.folder, root / LOGS_FOLDER / f"{site.folder}.log"
+        before = len(_runs(out))
+        with log.open("wb") as sink:
+            # Its own session: a Ctrl-C at the terminal reaches rediscover only, which
+            # passes it on once (a second SIGINT would stop a crawl uncleanly).
+            process = subprocess.Popen(
+                self._command(site, out, settings),
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_stop_with_parent(os.getpid()),  # safe: rediscover runs no threads
+            )
+        return Running(site, out, log, before, process)
+
+    def _finish(self, running: Running) -> int:
+        code = running.process.returncode
+        runs = _runs(running.out)
+        run = runs[-1] if len(runs) > running.runs_before and isinstance(runs[-1], dict) else None
+        print(site_line(running.site.folder, code, run, running.log), flush=True)
+        return code
+
+    def _run_sites(self, sites: list[Site], root: Path, settings: list[str], parallel: int) -> int:
+        pending, running = deque(sites), []
+        codes: list[int] = []
+        stop: list[int] = []  # the signals received
+
+        def on_signal(signum: int, _frame: FrameType | None) -> None:
+            stop.append(signum)
+            for each in running:
+                if each.process.poll() is None:
+                    os.kill(each.process.pid, signum)
+
+        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            while pending or running:
+                while pending and len(running) < parallel and not stop:
+                    running.append(self._start(pending.popleft(), root, settings))
+                if stop and pending:
+                    for site in pending:
+                        print(f"{site.folder}: not run (rediscover was stopped)", flush=True)
+                    pending.clear()
+                for each in [r for r in running if r.process.poll() is not None]:
+                    running.remove(each)
+                    codes.append(self._finish(each))
+                if running:
+                    time.sleep(_POLL)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        done = sum(code in DONE for code in codes)
+        status = STOPPED if stop else (0 if done == len(sites) else SOME_SITE_NOT_DONE)
+        print(
+            f"rediscover: {len(sites)} site(s), {done} done, {len(sites) - done} not; "
+            f"exit {status}",
+            flush=True,
+        )
+        return status
