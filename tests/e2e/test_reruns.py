@@ -395,6 +395,40 @@ def test_rerun_asks_conditionally_and_carries_unchanged_sitemaps_over(serve, tmp
     assert comparable(second.records) == theirs
 
 
+def test_carried_children_enter_in_the_order_a_fresh_run_reads_them(serve, tmp_path):
+    """A URL listed by s1 (changed, fetched) and by s2 (carried over unasked): the re-run
+    lists it first under s1 as a fresh run does, and writes the feed in the same order
+    (a carried child waits for its turn after the siblings the index named before it)."""
+    root = tmp_path / "site"
+    shared = f"<url><loc>{SITE}/shared/</loc></url></urlset>"
+
+    def tree(**kw):
+        write_tree(root, **kw)
+        for c in (1, 2):
+            path = root / f"s{c}.xml"
+            path.write_text(path.read_text().replace("</urlset>", shared))
+
+    tree()
+    server = serve(root, rewrite=[SITE], validators=True)
+    out = tmp_path / "out"
+    assert sitemap_run(server, tmp_path, out).returncode == 0
+    tree(add=["/c1/late/"], bump="2026-02-01")
+    server.requests.clear()
+    server.headers_seen.clear()
+    server.jitter = 0.05  # answers cross; the reading order must not
+    second = sitemap_run(server, tmp_path, out)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert [(p, s) for p, s, _ in asked(server)] == [(INDEX, 200), ("/s1.xml", 200)]
+    base = server.url("").rstrip("/")
+    by_url = {r["url"]: r for r in second.records}
+    assert by_url[f"{base}/shared/"]["sitemap"] == f"{base}/s1.xml"
+    fresh = fresh_run(serve, tmp_path, root, "fresh")
+    fresh_base = fresh.records[0]["url"].split("/c")[0]
+    assert [r["url"] for r in second.records] == [
+        r["url"].replace(fresh_base, base) for r in fresh.records
+    ]
+
+
 def test_distrusting_index_lastmod_asks_every_child(serve, tmp_path):
     root = tmp_path / "site"
     write_tree(root)
