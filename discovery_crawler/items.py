@@ -13,60 +13,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from discovery_crawler.record_fields import CRAWL, EXTRA, LISTING, STAGE, names
+
 if TYPE_CHECKING:
     from discovery_crawler.sitemaps.parser import Entry
     from discovery_crawler.urls.seen import SeenSet
 
-# The feed's columns, in order (SPEC §10; later stages add score, title, ...). JSON feeds
-# carry STAGE_FIELDS only when the URL stages produced them; CSV always has every column.
-RECORD_FIELDS = (
-    "url",
-    "source",  # sitemap | alternate | link | seed | robots
-    "sitemap",  # the sitemap that listed it first
-    "sources",  # every sitemap that listed it
-    "lastmod",
-    "priority",
-    "changefreq",
-    "alternates",  # [{"hreflang": ..., "href": ...}] from xhtml:link
-    # Citation and fetch (link crawl, SPEC §10): written only on records that have them.
-    "via",  # seed | sitemap | link: how the crawl reached it first
-    "found_on",  # the page (or sitemap) that named it first
-    "anchor",  # that link's text, whitespace collapsed, ≤ 160 characters
-    "depth",  # link hops from the seed (a sitemap URL enters at 1)
-    "title",  # <title> of the fetched page
-    "status",  # HTTP status of the fetch (null: not fetched)
-    "refusal",  # {"class": ..., ...} when the fetch did not yield a page (SPEC §11)
-    "kind",  # page | paginated | api | asset | document | media | archive
-    "flags",  # ["requires_auth", ...]
-    "slug",  # unique within the site, stable across re-runs
-    "score",  # the selection score (SPEC §8); its breakdown is in the crawl log
-    "change",  # since the previous run in this folder: new | known | changed (state.json)
-    # Extra fields: on a JSON line only when the record has them (CSV: always a column).
-    "robots_rule",  # the robots.txt rule that disallows the URL (flag robots_disallowed)
-    "robots_group",  # ... and the group it is in ("*", or our agent token)
-    "junk_pattern",  # the junk pattern the URL matched (flag junk, SPEC §7)
-    "aliases",  # other URLs that are this page: its trailing-slash twin, a slash redirect
-    "redirected_to",  # where a fetch of the URL was sent (a 3xx Location or a meta refresh)
-    "live",  # verify: the listed URL answered a page (2xx) without being redirected
-    "canonical",  # the other page a fetched page names canonical (flag canonical_elsewhere)
-    # indexable, or why not (indexing.REASONS); absent: not fetched, nothing against it
-    "indexability",
-)
-STAGE_FIELDS = ("kind", "flags", "slug", "score", "change")
-CRAWL_FIELDS = ("via", "found_on", "anchor", "depth", "title", "status", "refusal")
+# The feed's columns, in order, and its parts: declared once in ``record_fields`` (SPEC §10).
+# JSON feeds carry STAGE_FIELDS only when the URL stages produced them, CRAWL_FIELDS on
+# link-crawl records, EXTRA_FIELDS when the record has them; CSV always has every column.
+RECORD_FIELDS = names()
+BASE_FIELDS = names(LISTING)
+CRAWL_FIELDS = names(CRAWL)
+STAGE_FIELDS = names(STAGE)
 # A stage that sets one of these on a record of a batch carrying the sitemap worker's lines
 # (``UrlBatch.worked``) clears ``worked``: those lines have no extra fields.
-EXTRA_FIELDS = (
-    "robots_rule",
-    "robots_group",
-    "junk_pattern",
-    "aliases",
-    "redirected_to",
-    "live",
-    "canonical",
-    "indexability",
-)
-BASE_FIELDS = tuple(f for f in RECORD_FIELDS if f not in STAGE_FIELDS + CRAWL_FIELDS + EXTRA_FIELDS)
+EXTRA_FIELDS = names(EXTRA)
 
 
 @dataclass(repr=False)

@@ -269,6 +269,12 @@ ESTIMATE_URLS_PER_SECOND = 50_000  # URLs/s a discover walk processes, all stage
 # changed (also in changes.json). preview.json (PREVIEW_ENABLED, profile service) is
 # rewritten after every PREVIEW_CHUNK URLs or PREVIEW_INTERVAL seconds.
 STATE_ENABLED = True
+# Re-runs (docs: re-runs): state.json keeps each sitemap read whole (its ETag/Last-Modified,
+# the <lastmod> its index gave it, its entries). A re-run asks it with If-None-Match /
+# If-Modified-Since and carries its URLs over on a 304; and does not ask a child at all
+# whose index <lastmod> is the one of the last read (False: ask it, conditionally).
+SITEMAP_CONDITIONAL_REQUESTS = True
+SITEMAP_TRUST_INDEX_LASTMOD = True
 PREVIEW_CHUNK = 500  # URLs between rewrites of preview.json
 PREVIEW_INTERVAL = 5.0  # seconds between rewrites while URLs keep coming
 PREVIEW_MAX_PAGES = 200  # pages listed in preview.json (truncated=true beyond)

@@ -16,7 +16,9 @@ gzipped file served, so a sitemap that lists ``https://example.com/about/`` list
 from __future__ import annotations
 
 import argparse
+import email.utils
 import gzip
+import hashlib
 import http.server
 import mimetypes
 import random
@@ -66,10 +68,18 @@ class SiteServer:
         rewrite: list[str] | None = None,
         port: int = 0,
         dir_redirect: bool = True,
+        validators: bool = False,
         jitter: float = 0.0,
         headers: dict[str, dict[str, str]] | None = None,
     ):
         self.root = Path(root)
+        # As a static host does: ETag and Last-Modified on files, 304 to a request whose
+        # If-None-Match / If-Modified-Since still holds (re-runs ask conditionally).
+        self.validators = validators
+        self.always_304: set[str] = set()  # paths answered 304 whatever was asked (a fault)
+        self.headers_seen: list[tuple[str, dict[str, str]]] = []  # (path, request headers)
+        self.bytes_sent = 0
+        self.delay = 0.0  # seconds before each answer (a slow host, for tests that kill a run)
         # Up to ``jitter`` seconds of random delay before each answer: answers arrive in
         # another order on every run, as from a live host (tests of determinism).
         self.jitter = jitter
@@ -174,8 +184,38 @@ class SiteServer:
                 ctype = _TYPES.get(file.suffix.lower()) or (
                     mimetypes.guess_type(file.name)[0] or "application/octet-stream"
                 )
-                extra = server.headers.get(urlsplit(self.path).path)
-                self._send(200, server.body(file), ctype, extra)
+                path = urlsplit(self.path).path
+                extra = server.headers.get(path) or {}
+                with server._lock:
+                    server.headers_seen.append((path, dict(self.headers.items())))
+                if server.delay:  # asked, not answered yet
+                    time.sleep(server.delay)
+                if path in server.always_304:
+                    self._send(304, b"", ctype, extra)
+                    return
+                body = server.body(file)
+                if not server.validators:
+                    self._send(200, body, ctype, extra)
+                    return
+                etag = '"' + hashlib.sha1(body).hexdigest()[:20] + '"'
+                mtime = int(file.stat().st_mtime)
+                modified = email.utils.formatdate(mtime, usegmt=True)
+                headers = {"ETag": etag, "Last-Modified": modified, **extra}
+                match = self.headers.get("If-None-Match")
+                since = self.headers.get("If-Modified-Since")
+                if match is not None:
+                    fresh = etag in [m.strip() for m in match.split(",")] or match.strip() == "*"
+                elif since is not None:
+                    try:
+                        fresh = mtime <= email.utils.parsedate_to_datetime(since).timestamp()
+                    except (TypeError, ValueError):
+                        fresh = False
+                else:
+                    fresh = False
+                if fresh:
+                    self._send(304, b"", ctype, headers)
+                else:
+                    self._send(200, body, ctype, headers)
 
             def _send(
                 self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None
@@ -185,9 +225,13 @@ class SiteServer:
                 self.send_header("Content-Type", ctype)
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
+                if status != 304:  # a 304 has no body (RFC 9110 §15.4.5)
+                    self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if status != 304:
+                    self.wfile.write(data)
+                    with server._lock:
+                        server.bytes_sent += len(data)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
@@ -210,13 +254,24 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="serve X/index.html at X instead of answering 301 to X/",
     )
+    parser.add_argument(
+        "--validators",
+        action="store_true",
+        help="send ETag and Last-Modified, answer conditional requests with 304",
+    )
     args = parser.parse_args(argv)
     workdir = None
     root = args.site
     if root.is_file():
         workdir = Path(tempfile.mkdtemp(prefix="discovery-site-"))
         root = unpack_site(root, workdir)
-    server = SiteServer(root, args.rewrite, args.port, dir_redirect=not args.no_dir_redirect)
+    server = SiteServer(
+        root,
+        args.rewrite,
+        args.port,
+        dir_redirect=not args.no_dir_redirect,
+        validators=args.validators,
+    )
     if args.port_file:
         args.port_file.write_text(str(server.port))
     print(f"Serving {root} at {server.origin}/", flush=True)

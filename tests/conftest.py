@@ -65,9 +65,12 @@ def serve():
         root: Path,
         rewrite: list[str] | None = None,
         dir_redirect: bool = True,
+        validators: bool = False,
         jitter: float = 0.0,
     ) -> SiteServer:
-        server = SiteServer(root, rewrite, dir_redirect=dir_redirect, jitter=jitter).start()
+        server = SiteServer(
+            root, rewrite, dir_redirect=dir_redirect, validators=validators, jitter=jitter
+        ).start()
         servers.append(server)
         return server
 

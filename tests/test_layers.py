@@ -5,8 +5,8 @@ Layers, bottom to top — a module imports only from its own layer or below:
 
 1. ``urls``: URL rules (normalize, kinds, filters, junk, slugs, the seen-set), the
    private names of other libraries they and the robots rules use (``private_names``:
-   it imports no module of the package), and the loader of the C extensions
-   (``compiled``);
+   it imports no module of the package), the loader of the C extensions
+   (``compiled``), and the feed record's fields, declared once (``record_fields``);
 2. rules: sitemap parsing (``sitemaps``), ``selection``, robots.txt and refusal rules, the
    estimate, the progress line's figures, arguments, profiles, items, the project's
    signals, the run's outcomes and exit statuses, the job journal's file format;
@@ -33,7 +33,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "discovery_crawler"
 LAYERS = (
-    ("urls", ("urls", "private_names", "compiled")),
+    ("urls", ("urls", "private_names", "compiled", "record_fields")),
     (
         "rules",
         (

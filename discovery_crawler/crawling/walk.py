@@ -30,6 +30,7 @@ from scrapy.utils.sitemap import sitemap_urls_from_robots
 from discovery_crawler.arguments import input_failure
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.ssrf import SSRFBlocked
+from discovery_crawler.output.state_sitemaps import Section, part_entries
 from discovery_crawler.refusals import (
     classify_failure,
     classify_oversize,
@@ -42,7 +43,7 @@ from discovery_crawler.signals import sitemap_arrived, urls_expected
 from discovery_crawler.sitemaps.attempts import SitemapAttempt, SitemapListing, content_preference
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
 from discovery_crawler.sitemaps.expected import ExpectedUrls
-from discovery_crawler.sitemaps.facts import RunContext, split_column
+from discovery_crawler.sitemaps.facts import RunContext, listing_columns, split_column
 from discovery_crawler.sitemaps.formats.plain_urlset import describe_malformed
 from discovery_crawler.sitemaps.parser import ParseResult, iter_sitemap_batches
 from discovery_crawler.sitemaps.worker import ParseWorker, WorkerFailed
@@ -70,6 +71,17 @@ logger = logging.getLogger(__name__)
 _NO_LOCATION = "entry without a location"
 _ROBOTS_PRIORITY = 1000
 _SITEMAP_PRIORITY = 100
+_NOT_MODIFIED = 304
+
+
+@dataclass
+class _Carried:
+    """A child sitemap not fetched: its index ``<lastmod>`` is the one of the last read."""
+
+    attempt: SitemapAttempt
+    section: Section
+    index_lastmod: str
+    place: int  # in the reading order: carried over when its turn comes
 
 
 @dataclass
@@ -157,6 +169,10 @@ class SitemapWalk:
         self.mmap_threshold = settings.getint("MALLOC_MMAP_THRESHOLD")
         self.worker_early = settings.getbool("SITEMAP_WORKER_EARLY")
         self.conventional_paths = settings.getlist("SITEMAP_CONVENTIONAL_PATHS")
+        # Re-runs (state.json's sitemap sections): ask what was read whole before with its
+        # validators, and trust an index's unchanged <lastmod> for a child (docs: re-runs).
+        self.conditional = settings.getbool("SITEMAP_CONDITIONAL_REQUESTS")
+        self.trust_lastmod = settings.getbool("SITEMAP_TRUST_INDEX_LASTMOD")
         # SSRF_SAME_ORIGIN under the guard: robots.txt Sitemap: lines and index children
         # on another origin than the input's are skipped (recorded), never requested.
         self.same_origin = settings.getbool("SSRF_GUARD_ENABLED") and settings.getbool(
@@ -329,9 +345,16 @@ class SitemapWalk:
 
     # -- sitemaps -----------------------------------------------------------------------
     def _sitemap_request(
-        self, url: str, source: str, parent: str | None, depth: int, note: str | None = None
-    ) -> Request | None:
-        """A request for a sitemap address, or None when it was tried or is skipped."""
+        self,
+        url: str,
+        source: str,
+        parent: str | None,
+        depth: int,
+        note: str | None = None,
+        index_lastmod: str | None = None,
+    ) -> Any:
+        """A request for a sitemap address, or None when it was tried or is skipped, or
+        (a child whose index ``<lastmod>`` did not change) a ``_Carried``."""
         record = self.record
         try:
             url = self.origins.normalize(url)
@@ -388,8 +411,35 @@ class SitemapWalk:
         if source == "conventional":
             self.progress.guesses.append(attempt)
         self.progress.scheduled += 1
+        # Its place in the reading order, fetched or carried over (``_await_turn``).
         place = self._asked
         self._asked += 1
+        section = self._previous_section(url)
+        if (
+            section is not None
+            and self.trust_lastmod
+            and source == "index"
+            and index_lastmod
+            and section.index_lastmod == index_lastmod
+        ):
+            return _Carried(attempt, section, index_lastmod, place)
+        meta = {
+            "attempt": attempt,
+            "sitemap_place": place,
+            "handle_httpstatus_all": True,
+            # SPEC §4: a sitemap given as input is read without robots.txt; the rest
+            # obey the site's robots policy (RobotsPolicyMiddleware).
+            "dont_obey_robots": self.options.input_kind == "sitemap",
+            "index_lastmod": index_lastmod,
+        }
+        headers = {}
+        if section is not None and section.conditional:
+            if section.etag:
+                headers["If-None-Match"] = section.etag
+            if section.last_modified:
+                headers["If-Modified-Since"] = section.last_modified
+            meta["conditional"] = True
+            self.crawler.stats.inc_value("discovery/sitemaps/conditional")
         return Request(
             url,
             callback=self._on_sitemap,
@@ -398,14 +448,98 @@ class SitemapWalk:
             # One priority: the scheduler's FIFO asks them in their order (a document
             # waiting for its turn never waits on one not yet asked).
             priority=_SITEMAP_PRIORITY,
-            meta={
-                "attempt": attempt,
-                "sitemap_place": place,
-                "handle_httpstatus_all": True,
-                # SPEC §4: a sitemap given as input is read without robots.txt; the rest
-                # obey the site's robots policy (RobotsPolicyMiddleware).
-                "dont_obey_robots": self.options.input_kind == "sitemap",
-            },
+            headers=headers or None,
+            meta=meta,
+        )
+
+    # -- re-runs: the previous run's sitemap sections (output/state_sitemaps.py) ----------
+    def _previous_section(self, url: str) -> Section | None:
+        """What the last run that read ``url`` whole kept of it (None: ask it in full)."""
+        state = self.run.state
+        if not self.conditional or state is None or state.sections is None:
+            return None
+        return state.sections.get(url)
+
+    def _sections_out(self) -> Any:
+        state = self.run.state
+        return state.sections_out if state is not None and not state.closed else None
+
+    def _carry(
+        self, attempt: SitemapAttempt, section: Section, index_lastmod: str | None, why: str
+    ) -> Iterator[Any]:
+        """A sitemap not read again: its entries as the last read listed them, batch by
+        batch, into the pipelines as if parsed now; its children asked as an index's."""
+        state = self.run.state
+        assert state is not None and state.sections is not None
+        reader = state.sections
+        out = self._sections_out()
+        kept = out.carry_begin(section, index_lastmod) if out is not None else None
+        attempt.ok = True
+        attempt.urls = section.urls
+        attempt.sitemaps = len(section.children)
+        attempt.index = bool(section.children)
+        attempt.format = section.format
+        attempt.note = f"{why}; its {section.urls:,} URL(s) carried over from state.json"
+        self.crawler.stats.inc_value("discovery/sitemaps/carried_over")
+        self.crawler.stats.inc_value("discovery/urls/carried_over", section.urls)
+        self._expect(section.urls)
+        base = section.document or section.sitemap
+        for line in reader.iter_parts(section):
+            if kept is not None:
+                out.carry_part(kept, line)
+            entries = part_entries(line)
+            if entries:
+                yield UrlBatch("sitemap", base, entries)
+        if section.children:
+            locs = [child[0] for child in section.children]
+            lastmods = [child[1] or "" for child in section.children]
+            yield from self._child_requests(locs, base, attempt.depth + 1, lastmods=lastmods)
+
+    async def _carry_in_turn(self, carried: list[_Carried]) -> AsyncIterator[Any]:
+        """Children not fetched (their index ``<lastmod>`` unchanged), each carried over at
+        its place in the reading order, as a fresh run reads it: after the siblings asked
+        before it. Their own children, if any, join the list (later places)."""
+        ended = 0  # carried[:ended] have taken their turn
+        try:
+            while ended < len(carried):
+                child = carried[ended]
+                await self._await_turn(child.place)
+                why = f"not fetched: its index <lastmod> ({child.index_lastmod}) is unchanged"
+                try:
+                    outputs = self._carry(child.attempt, child.section, child.index_lastmod, why)
+                    for output in outputs:
+                        if output.__class__ is _Carried:
+                            carried.append(output)
+                        else:
+                            yield output
+                finally:
+                    ended += 1
+                    self._done(child.attempt)
+                    self._finish(child.place)
+        finally:  # cancelled or failed: the places not carried pass (no walk waits on them)
+            self._pass_turns(carried[ended:], "not carried over: the run stopped before its turn")
+
+    def _pass_turns(self, carried: list[_Carried], why: str) -> None:
+        """Children that will not be carried over: done, failed, their turns passed."""
+        for child in carried:
+            child.attempt.ok = False
+            child.attempt.error = why
+            self._done(child.attempt)
+            self._finish(child.place)
+
+    def _not_modified(self, response: Response, attempt: SitemapAttempt) -> Iterator[Any]:
+        """A 304: "unchanged" only to a request that sent the validators of a sitemap the
+        state knows; any other is a failed read (a server answering 304 blindly)."""
+        attempt.status = response.status
+        section = self._previous_section(attempt.url) if response.meta.get("conditional") else None
+        if section is None:
+            attempt.error = (
+                "HTTP 304 to a request that sent no validator: a failed read, not 'unchanged'"
+            )
+            self.crawler.stats.inc_value("discovery/sitemaps/unexpected_304")
+            return
+        yield from self._carry(
+            attempt, section, response.meta.get("index_lastmod"), "not modified (HTTP 304)"
         )
 
     def _on_input_origin(self, url: str) -> bool:
@@ -486,23 +620,49 @@ class SitemapWalk:
         self.crawler.signals.send_catch_log(
             sitemap_arrived, request=response.request, waiting=self._waiting if waits else 0
         )
+        carried: list[_Carried] = []  # children not fetched, carried over in their turn
         try:
             await self._await_turn(place)
             async with self._parse_slots:
                 self._waiting -= waits
                 waits = 0
-                if not self._parsable(response, attempt):
-                    return
-                if self._use_worker(response):
+                if response.status == _NOT_MODIFIED:
+                    for output in self._not_modified(response, attempt):
+                        if output.__class__ is _Carried:
+                            carried.append(output)
+                        else:
+                            yield output
+                elif not self._parsable(response, attempt):
+                    pass
+                elif self._use_worker(response):
+                    self._section_begins(response, attempt)
                     async for output in self._parse_in_worker(response, attempt):
-                        yield output
+                        if output.__class__ is _Carried:
+                            carried.append(output)
+                        else:
+                            yield output
                 else:
+                    self._section_begins(response, attempt)
                     for output in self._parse_document(response, attempt):
-                        yield output
+                        if output.__class__ is _Carried:
+                            carried.append(output)
+                        else:
+                            yield output
+        except BaseException:
+            self._pass_turns(carried, "not carried over: its index's read failed")
+            raise
         finally:
             self._waiting -= waits  # cancelled while it waited
             self._done(attempt)
             self._finish(place)
+        if carried:  # after this document's turn, each at its own
+            async for output in self._carry_in_turn(carried):
+                yield output
+
+    def _section_begins(self, response: Response, attempt: SitemapAttempt) -> None:
+        out = self._sections_out()
+        if out is not None:
+            out.begin(attempt.url, response.meta.get("index_lastmod"))
 
     def _parsable(self, response: Response, attempt: SitemapAttempt) -> bool:
         attempt.status = response.status
@@ -575,8 +735,11 @@ class SitemapWalk:
                 response.body, base, self.max_bytes, self.batch_size, context, self.max_entries
             ):
                 if kind == "batches":
+                    out = self._sections_out()
                     for batch in payload:
                         sent += batch.n
+                        if out is not None:
+                            self._keep_worked(out, attempt.url, batch)
                         if listing.possible is not False and batch.n:
                             urls = batch.urls
                             if urls.__class__ is str:
@@ -618,6 +781,7 @@ class SitemapWalk:
         too_large = None
         if listing is None:
             listing = SitemapListing()
+        out = self._sections_out()
         try:
             for entries in iter_sitemap_batches(
                 body, result, self.batch_size, url=base, max_entries=self.max_entries
@@ -631,6 +795,8 @@ class SitemapWalk:
                 # per batch: one endswith on a urlset that is not a list of sitemaps
                 if listing.possible is not False and listing.admits(entries[0][0]):
                     listing.see([e[0] for e in entries])
+                if out is not None:
+                    out.add(attempt.url, *listing_columns(entries))
                 yield UrlBatch("sitemap", base, entries)
         except SitemapTooLarge as exc:
             too_large = str(exc)
@@ -693,11 +859,28 @@ class SitemapWalk:
                 "(.xml, .xml.gz): read as an index, its locations tried as child sitemaps"
             )
             self.crawler.stats.inc_value("discovery/sitemaps/urlset_as_index")
+        lastmods = None if index_urlset else result.child_lastmods
+        out = self._sections_out()
+        if out is not None:
+            headers = response.headers
+            etag = headers.get(b"ETag")
+            modified = headers.get(b"Last-Modified")
+            out.end(
+                attempt.url,
+                kept=attempt.error is None and too_large is None,
+                etag=etag.decode("latin-1") if etag else None,
+                last_modified=modified.decode("latin-1") if modified else None,
+                children=[[c, m or None] for c, m in zip(children, lastmods or (), strict=False)]
+                if lastmods
+                else [[c, None] for c in children],
+                format=result.format,
+                document=response.url,
+            )
         if index_urlset:  # their locations were read (and any repair counted) as pages
             note = "listed by a <urlset> of sitemap documents"
             yield from self._child_requests(children, base, attempt.depth + 1, note, False)
         else:
-            yield from self._child_requests(children, base, attempt.depth + 1)
+            yield from self._child_requests(children, base, attempt.depth + 1, lastmods=lastmods)
 
     def _too_large(self, result: ParseResult) -> str:
         """A document past SITEMAP_MAX_BYTES, in words: the cap, whether it counts inflated
@@ -758,10 +941,13 @@ class SitemapWalk:
         depth: int,
         note: str | None = None,
         count_repairs: bool = True,
-    ) -> Iterator[Request]:
+        lastmods: list[str] | None = None,
+    ) -> Iterator[Any]:
         if not children:
             return
         resolved = []
+        given = dict(zip(children, lastmods, strict=False)) if lastmods else {}
+        lastmod_of: dict[str, str] = {}
         for raw in children:
             try:
                 url = resolve_location(raw, base)
@@ -781,12 +967,33 @@ class SitemapWalk:
                     {"raw": raw[:500], "url": url, "reason": HOST_FIRST, "sitemap": base}
                 )
             resolved.append(url)
+            if given.get(raw):
+                lastmod_of[url] = given[raw]
         if self.max_documents:  # a limit may bind: admit content-like sitemaps first
             resolved.sort(key=content_preference, reverse=True)
         for url in resolved:
-            request = self._sitemap_request(url, "index", base, depth, note)
-            if request is not None:
+            request = self._sitemap_request(url, "index", base, depth, note, lastmod_of.get(url))
+            if request is not None:  # (a _Carried: ``parse`` carries it over in its turn)
                 yield request
+
+    @staticmethod
+    def _keep_worked(out: Any, sitemap: str, batch: Any) -> None:
+        """A worker's batch into the document's section: its listing as it was written,
+        locations normalized (a location that did not normalize: as written)."""
+        n = batch.n
+        locs = split_column(batch.urls, n)
+        if batch.errors:
+            locs = list(locs)
+            for i, error in batch.errors.items():
+                locs[i] = error.raw
+        out.add(
+            sitemap,
+            locs,
+            split_column(batch.lastmods, n),
+            split_column(batch.changefreqs, n),
+            split_column(batch.priorities, n),
+            batch.alternates,
+        )
 
     # -- the end ------------------------------------------------------------------------
     def close(self) -> None:

@@ -863,5 +863,19 @@ PyInit__lines(void)
         || !lit_alternates || !key_url || !key_source || !key_sitemap || !key_lastmod
         || !key_priority || !key_changefreq || !key_alternates)
         return NULL;
-    return PyModule_Create(&module_def);
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL)
+        return NULL;
+    /* The fields of the lines written here, in the order written (record_fields.py declares
+     * the record's; json_text.py uses this module only while they agree, and a test holds
+     * them to each other). */
+    PyObject *fields = Py_BuildValue(
+        "(sssssssssssss)", "url", "source", "sitemap", "sources", "lastmod", "priority",
+        "changefreq", "alternates", "kind", "flags", "slug", "score", "change");
+    if (fields == NULL || PyModule_AddObject(module, "FIELDS", fields) < 0) {
+        Py_XDECREF(fields);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
 }

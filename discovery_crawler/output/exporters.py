@@ -42,6 +42,17 @@ from discovery_crawler.output.feed_lines import (
 )
 from discovery_crawler.output.feed_log import feed_count_words
 from discovery_crawler.output.feed_storage import PARTIAL_SUFFIX
+from discovery_crawler.record_fields import (
+    ANY,
+    CRAWL,
+    EXTRA,
+    INT,
+    JSON,
+    NUMBER,
+    SOURCES,
+    TEXT,
+)
+from discovery_crawler.record_fields import FIELDS as RECORD_FIELD_DECLARATION
 from discovery_crawler.signals import output_failed
 from discovery_crawler.urls.normalize import twin_key
 from discovery_crawler.urls.seen import RecordPatch
@@ -360,72 +371,50 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def _csv_row(r: dict[str, Any]) -> tuple[Any, ...]:
-    sources = r.get("sources") or ([r["sitemap"]] if r["sitemap"] else [])
-    return (
-        r["url"],
-        r["source"],
-        r["sitemap"] or "",
-        _dumps(sources),
-        r["lastmod"] or "",
-        _cell(r["priority"]),
-        r["changefreq"] or "",
-        _cell(r["alternates"]),
-        r.get("via") or "",
-        r.get("found_on") or "",
-        r.get("anchor") or "",
-        _cell(r.get("depth")),
-        r.get("title") or "",
-        _cell(r.get("status")),
-        _cell(r.get("refusal")),
-        r.get("kind") or "",
-        _cell(r.get("flags")),
-        r.get("slug") or "",
-        _cell(r.get("score")),
-        r.get("change") or "",
-        *(_cell(r.get(name)) for name in EXTRA_FIELDS),
-    )
+def _sources_cell(r: dict[str, Any], name: str) -> str:
+    return _dumps(r.get(name) or ([r["sitemap"]] if r["sitemap"] else []))
+
+
+# A CSV cell of each kind (``record_fields.CELLS``) from a record, and back from the cell.
+_WRITE: dict[str, Callable[[dict[str, Any], str], Any]] = {
+    TEXT: lambda r, name: r.get(name) or "",
+    NUMBER: lambda r, name: _cell(r.get(name)),
+    INT: lambda r, name: _cell(r.get(name)),
+    JSON: lambda r, name: _cell(r.get(name)),
+    SOURCES: _sources_cell,
+    ANY: lambda r, name: _cell(r.get(name)),
+}
+_READ: dict[str, Callable[[str], Any]] = {
+    TEXT: lambda cell: cell or None,
+    # (a number stays text, but for an integer: the row it is written back to is the same)
+    NUMBER: lambda cell: int(cell) if cell.lstrip("-").isdigit() else (cell or None),
+    INT: lambda cell: int(cell) if cell else None,
+    JSON: lambda cell: json.loads(cell) if cell else None,
+    SOURCES: lambda cell: json.loads(cell or "[]"),
+    ANY: lambda cell: (
+        json.loads(cell) if cell[:1] in ("[", "{") or cell in ("true", "false") else cell
+    ),
+}
+_CSV_COLUMNS = tuple((f.name, _WRITE[f.cell]) for f in RECORD_FIELD_DECLARATION)
+
+
+def _csv_row(r: dict[str, Any]) -> list[Any]:
+    """A record's CSV row: every declared field (``record_fields``), in order."""
+    return [write(r, name) for name, write in _CSV_COLUMNS]
 
 
 def _csv_record(row: list[str]) -> dict[str, Any]:
-    """A CSV row back to a record (for the end-of-run patch; numbers stay text)."""
-    (url, source, sitemap, sources, lastmod, priority, changefreq, alternates) = row[:8]
-    via, found_on, anchor, depth, title, status, refusal, kind, flags, slug = row[8:18]
-    score = row[18] if len(row) > 18 else ""
-    change = row[19] if len(row) > 19 else ""
-    extras = {
-        name: json.loads(cell) if cell[:1] in ("[", "{") or cell in ("true", "false") else cell
-        for name, cell in zip(EXTRA_FIELDS, row[20:], strict=False)
-        if cell
-    }
-    crawl = {}
-    if via:
-        crawl = {
-            "via": via,
-            "found_on": found_on or None,
-            "anchor": anchor or None,
-            "depth": int(depth) if depth else None,
-            "title": title or None,
-            "status": int(status) if status else None,
-            "refusal": json.loads(refusal) if refusal else None,
-        }
-    return {
-        "url": url,
-        "source": source,
-        "sitemap": sitemap or None,
-        "sources": json.loads(sources or "[]"),
-        "lastmod": lastmod or None,
-        "priority": priority or None,
-        "changefreq": changefreq or None,
-        "alternates": json.loads(alternates) if alternates else None,
-        **crawl,
-        "kind": kind or None,
-        "flags": json.loads(flags) if flags else None,
-        "slug": slug or None,
-        "score": int(score) if score.lstrip("-").isdigit() else (score or None),
-        "change": change or None,
-        **extras,
-    }
+    """A CSV row back to a record (for the end-of-run patch; numbers stay text): the
+    listing and stage fields always, the crawl fields on a link-crawl row (``via``), the
+    extra fields the row has."""
+    cells = dict(zip(RECORD_FIELDS, row, strict=False))  # (a short row: an older header)
+    record: dict[str, Any] = {}
+    for f in RECORD_FIELD_DECLARATION:
+        cell = cells.get(f.name, "")
+        if (f.part == CRAWL and not cells.get("via")) or (f.part == EXTRA and not cell):
+            continue
+        record[f.name] = _READ[f.cell](cell)
+    return record
 
 
 class CsvExporter(_RecordExporter):

@@ -15,7 +15,7 @@ import operator
 from json.encoder import encode_basestring
 from typing import Any
 
-from discovery_crawler.items import EXTRA_FIELDS
+from discovery_crawler.items import CRAWL_FIELDS, EXTRA_FIELDS, STAGE_FIELDS
 from discovery_crawler.output.json_text import _lines, dumps, listing_prefix, number, value
 from discovery_crawler.sitemaps.facts import FACTS, FROM_ENTRY, FROM_LISTING, HEAD_INDEX, holding
 
@@ -141,39 +141,37 @@ def json_utf8(records: list[dict[str, Any]]) -> bytes:
     return json_lines(records).encode("utf-8")
 
 
+# `, "name": ` of each field a line's tail may carry, in the declared order (record_fields)
+_CRAWL_KEYS = tuple((name, f", {encode_basestring(name)}: ") for name in CRAWL_FIELDS)
+_STAGE_KEYS = tuple((name, f", {encode_basestring(name)}: ") for name in STAGE_FIELDS)
+# A stage tail is written once a URL stage set one of these (``change`` is state.json's,
+# which runs without them).
+_STAGES_RAN = tuple(name for name in STAGE_FIELDS if name != "change")
+
+
+def _stage_tail(rec: dict[str, Any]) -> str:
+    """The stage fields of a record and its closing brace: every one (null where unset)
+    once a stage ran, none while the URL stages are off."""
+    for name in _STAGES_RAN:
+        if rec.get(name) is not None:
+            break
+    else:
+        return _NO_TAIL  # the URL stages are off: their fields do not exist yet
+    return "".join([key + value(rec.get(name)) for name, key in _STAGE_KEYS]) + "}"
+
+
 def _record_lines(records: list[dict[str, Any]]) -> list[str]:
     """``json_lines``' lines, in Python: the definition ``_lines.record_lines`` follows."""
-    enc = encode_basestring
     facts = holding(records, FROM_LISTING) if records else []
     missing = [rec for rec, f in zip(records, facts, strict=True) if f is None or not f.head]
     rendered = iter(json_heads(missing)) if missing else None
     lines = []
     for rec, f in zip(records, facts, strict=True):
         head = f.head if f is not None and f.head else next(rendered)  # type: ignore[arg-type]
-        kind = rec.get("kind")
-        flags = rec.get("flags")
-        slug = rec.get("slug")
-        score = rec.get("score")
-        change = rec.get("change")
-        if f is not None and f.head and _tail_holds(rec, f):  # the worker's tail holds
-            tail = f.tail
-        elif kind is None and flags is None and slug is None and score is None:
-            tail = _NO_TAIL  # the URL stages are off: their fields do not exist yet
-        else:
-            tail = (
-                f', "kind": {enc(kind) if kind is not None else "null"}, '
-                f'"flags": {dumps(flags) if flags is not None else "null"}, '
-                f'"slug": {enc(slug) if slug is not None else "null"}, '
-                f'"score": {score if score.__class__ is int else number(score)}, '
-                f'"change": {enc(change) if change is not None else "null"}}}'
-            )
+        holds = f is not None and f.head and _tail_holds(rec, f)  # the worker's tail
+        tail = f.tail if holds else _stage_tail(rec)  # type: ignore[union-attr]
         if "via" in rec:  # a link-crawl record: citation and fetch fields
-            tail = (
-                f', "via": {value(rec["via"])}, "found_on": {value(rec.get("found_on"))}, '
-                f'"anchor": {value(rec.get("anchor"))}, "depth": {value(rec.get("depth"))}, '
-                f'"title": {value(rec.get("title"))}, "status": {value(rec.get("status"))}, '
-                f'"refusal": {value(rec.get("refusal"))}' + tail
-            )
+            tail = "".join([key + value(rec.get(name)) for name, key in _CRAWL_KEYS]) + tail
         extras = _extras(rec)
         if extras:  # after every other field, before the closing brace
             tail = tail[:-1] + extras + "}"

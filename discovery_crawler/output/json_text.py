@@ -15,10 +15,17 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from discovery_crawler.compiled import extension
+from discovery_crawler.record_fields import LISTING, STAGE, names
 from discovery_crawler.sitemaps.parser import priority_value
 
 # the common records' lines in C (``_lines.c``); where it was not built, all in Python
 _lines = extension("discovery_crawler.output._lines")
+# The C writes a line's listing and stage fields as it knows them (``_lines.FIELDS``): with
+# a declaration it does not follow (a field added to ``record_fields``, _lines.c not yet),
+# every line is rendered in Python, from the declaration, rather than one field dropped.
+COMPILED_FIELDS = (*names(LISTING), *names(STAGE))
+if _lines is not None and getattr(_lines, "FIELDS", None) != COMPILED_FIELDS:
+    _lines = None
 
 dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
 LINK_SOURCES = ("link", "seed")

@@ -50,6 +50,7 @@ from discovery_crawler.output.state_format import (
     ENTRY_SEPARATOR,
     FIELDS,
     FORMAT,
+    FORMAT_V1,
     HISTORY_CAP,
     PREVIOUS_NAME,
     STATE_NAME,
@@ -81,6 +82,12 @@ from discovery_crawler.output.state_previous import (
     lastmod_hash,
 )
 from discovery_crawler.output.state_scope import ALL, IN_SCOPE, Judgement, RunScope, judge
+from discovery_crawler.output.state_sitemaps import (
+    SectionsError,
+    SectionsReader,
+    SectionsWriter,
+    remove_other_sections,
+)
 from discovery_crawler.sitemaps.facts import FROM_ENTRY, holding
 from discovery_crawler.urls.normalize import twin_key, twin_keys
 from discovery_crawler.urls.seen import SeenSet
@@ -169,6 +176,12 @@ class RunState:
         self._spool_path: Path | None = None
         self.spooled = 0
         self.spooled_counts: Counter[str] = Counter()  # spooled entries by status
+        # The sitemap sections (state format 2, ``state_sitemaps.py``): the previous run's,
+        # which the walk asks conditionally and carries over, and this run's.
+        self.sections: SectionsReader | None = None
+        self.sections_out = SectionsWriter(out_dir)
+        self.sections_unused: str | None = None  # why the previous sections are not used
+        self.migrated: str | None = None  # the format read, when it was an older one
         self.closed = False
 
     # -- loading --------------------------------------------------------------------------
@@ -230,6 +243,7 @@ class RunState:
         self.slugs = SlugAllocator()
         self.changes = Changes(run=1, list_cap=self.list_cap, refresh_all=self.refresh_all)
         self.previous_live = 0
+        self.sections = None
 
     def _read_previous(self) -> None:
         refresh = set(self.refresh)
@@ -250,6 +264,28 @@ class RunState:
             refresh_all=self.refresh_all,
         )
         self.changes.refresh_unknown = [s for s in self.refresh if s not in found_refresh]
+        self._read_sections(header)
+
+    def _read_sections(self, header: dict[str, Any]) -> None:
+        """The previous run's sitemap sections; without them every sitemap is read (one
+        line says why: a format 1 state, which this run migrates, or a file gone)."""
+        if header.get("format") == FORMAT_V1:
+            self.migrated = FORMAT_V1
+            self.sections_unused = (
+                f"format 1 (no sitemap sections), migrated to {FORMAT.rsplit('/', 1)[1]} "
+                "when this run writes it: every sitemap is read in full this time"
+            )
+            return  # said by the state stage, in the run's notes
+        name = header.get("sitemaps")
+        if not name:
+            return
+        try:
+            self.sections = SectionsReader.load(self.out_dir / name, header["run"])
+        except (SectionsError, OSError) as exc:
+            self.sections_unused = (
+                f"its sitemap sections are not usable ({exc}): every sitemap is read in full"
+            )
+            logger.warning("state.json: %s", self.sections_unused)
 
     @property
     def spool_path(self) -> Path:
@@ -465,6 +501,7 @@ class RunState:
             self._write(origin, started_at, finished_at, upgrades or {}, judgements)
         finally:
             self._drop_spool()
+            self.sections_out.drop()
         return changes
 
     def _drop_spool(self) -> None:
@@ -528,6 +565,10 @@ class RunState:
             "updated_at": finished_at,
             "fields": list(FIELDS),
         }
+        # The sections file is in place before state.json names it (state_sitemaps.py).
+        sections = self.sections_out.finish(changes.run)
+        if sections is not None:
+            head["sitemaps"] = sections
         if self.scope is not None:
             head["scope"] = self.scope.as_dict()
         if self.job_id:
@@ -579,6 +620,15 @@ class RunState:
             tmp.unlink(missing_ok=True)
             raise
         kill_point("state_rename")
+        self._remove_old_sections(sections)
+
+    def _remove_old_sections(self, sections: str | None) -> None:
+        """Sections files no state names any more: all but this run's, and the replaced
+        state's while it is kept aside (a killed job's resume asks with those)."""
+        keep = {sections}
+        if (self.out_dir / PREVIOUS_NAME).exists() and self.header:
+            keep.add(self.header.get("sitemaps"))
+        remove_other_sections(self.out_dir, keep)
 
     def _keep_replaced(self) -> None:
         """A resumable job's run keeps the state it replaces (a hard link, no copy) until
@@ -677,3 +727,4 @@ class RunState:
         """Drop this run's spool without writing (the previous state stays as it was)."""
         self.closed = True
         self._drop_spool()
+        self.sections_out.drop()

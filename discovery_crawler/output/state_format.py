@@ -1,18 +1,20 @@
 """``state.json``, the file: what the previous runs on a site found, laid out so that it is
 read and written as a stream (a 10M-URL site must never sit in memory as a dict of dicts)::
 
-    {"format": "discovery-crawler/state/1", "origin": "https://example.com", ..., "entries": [
+    {"format": "discovery-crawler/state/2", "origin": "https://example.com", ..., "entries": [
     ["https://example.com/", "home", 1, 3, "2026-11-28", "known"],
     ...
     ["https://example.com/old/", "old", 1, 2, null, "removed"]
     ], "count": 1234, "counts": {"new": 12, ...}, "runs": [{"run": 3, ...}]}
 
 One JSON document, as the SPEC names it. Line 1 is the header (format, origin, the input
-origins that led to it, run number, ``fields``); then one entry a line, ``[url, slug,
-first_seen, last_seen, lastmod, status]``; the last line closes the list and carries what
-is known only at the end (the count, counts per status, the history of runs). Any JSON tool
-reads it whole (``jq``); this module reads the first line to learn the origin (the
-argument check before crawling) and the entries a chunk of lines at a time. Arrays, not
+origins that led to it, run number, ``fields``, and since format 2 ``sitemaps``: the
+name of the file of its sitemap sections, ``output/state_sitemaps.py``); then one entry a
+line, ``[url, slug, first_seen, last_seen, lastmod, status]``; the last line closes the
+list and carries what is known only at the end (the count, counts per status, the history
+of runs). Any JSON tool reads it whole (``jq``); this module reads the first line to
+learn the origin (the argument check before crawling) and the entries a chunk of lines at
+a time. Arrays, not
 objects: smaller and faster to parse. One file, not a header plus an entries file: one
 ``os.replace`` makes the new state visible, so there is no moment where the two disagree.
 
@@ -42,10 +44,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 STATE_NAME = "state.json"
+FORMAT = "discovery-crawler/state/2"
+# Format 1 (no sitemap sections) is read as it is and written back as 2 (``RunState``).
+FORMAT_V1 = "discovery-crawler/state/1"
+FORMATS = (FORMAT_V1, FORMAT)
 # The state a job's run replaced, hard-linked while the job is not marked finished: a job
 # killed after its state was written judges its resume against it (``state.py``).
 PREVIOUS_NAME = f".{STATE_NAME}.previous"
-FORMAT = "discovery-crawler/state/1"
 FIELDS = ("url", "slug", "first_seen", "last_seen", "lastmod", "status")
 # ``unconfirmed``: listed before, not seen by the run that wrote the file, and not judged
 # removed by it (a source it could not read, a narrower scope: ``state_scope.py``).
@@ -144,7 +149,7 @@ def _parse_header(line: bytes, path: Path) -> dict[str, Any]:
     header = json.loads(text[: -len(_ENTRIES_OPEN)] + "}")
     if not isinstance(header, dict):
         raise StateError(f"{path} is not a state file in the expected layout (line 1)")
-    if header.get("format") != FORMAT:
+    if header.get("format") not in FORMATS:
         raise StateError(f"{path}: unknown format {header.get('format')!r}, expected {FORMAT}")
     origin = header.get("origin")
     run = header.get("run")

@@ -205,4 +205,6 @@ def listed_sitemap_unread(source: str, status: int | None, error: str | None) ->
         return False
     if error.startswith("on another"):
         return False
-    return status is None or status >= 400 or error.startswith("refused")
+    # (a 304 the walk could not take for "unchanged", to a request without validators
+    # or for a sitemap the state does not hold: nothing was read)
+    return status is None or status >= 400 or status == 304 or error.startswith("refused")

@@ -121,6 +121,8 @@ class StatePipeline(BatchStage):
                 self.record.warn(f"state.json not used: {exc}")
             else:
                 self.run.state = self.state
+                if self.state.sections_unused:
+                    self.record.note(f"state.json: {self.state.sections_unused}")
                 if self.job is not None:
                     self.job.when_finished.append(lambda: RunState.drop_previous(self.out_dir))
                 why = self.state.changes.started_afresh

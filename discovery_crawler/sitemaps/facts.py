@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from discovery_crawler.compiled import extension
 from discovery_crawler.output.json_text import listed_heads
+from discovery_crawler.record_fields import STAGE, names
 from discovery_crawler.selection.paths import PILLAR_KEYWORDS
 from discovery_crawler.selection.scoring import Rater
 from discovery_crawler.sitemaps.body import SitemapBody, SitemapTooLarge
@@ -471,12 +472,19 @@ def _speculated(
             tails.append("")
             states[i] = ""
             continue
+        if not _TAILS_FOLLOW:
+            tails.append("")
+            continue
         tails.append(
             f', "kind": {enc(kind)}, "flags": null, "slug": {enc(base)}, "score": {total}, '
             '"change": "new"}'
         )
     return tails, states
 
+
+# The tails above spell the stage fields out; while the declaration has others (a field
+# added to record_fields), the main process renders every tail.
+_TAILS_FOLLOW = names(STAGE) == ("kind", "flags", "slug", "score", "change")
 
 # A filter decision travels as a short code: "" keep, "+flag,…" keep with flags, "-reason".
 _DECISION_CODES: dict[Decision, str] = {KEEP: "", KEEP_REQUIRES_AUTH: "+requires_auth"}
@@ -576,6 +584,9 @@ def entries_of(batch: WorkedBatch) -> list[Listed]:
 
 
 _new_listed = functools.partial(tuple.__new__, Listed)
+
+# A batch's listing in columns (the sitemap sections of state.json keep them so).
+listing_columns = _listing_columns
 
 
 def facts_for(rec: dict[str, Any], worked: tuple[Any, ...], stale: bool) -> UrlFacts:

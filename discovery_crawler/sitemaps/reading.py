@@ -61,6 +61,8 @@ class ParseResult:
     malformed_count: int = 0
     malformed_reasons: dict[str, int] = field(default_factory=dict)  # other than no <loc>
     children: list[str] = field(default_factory=list)  # child sitemaps of an index
+    # ... and the <lastmod> the index gives each ('' for none), in the same order
+    child_lastmods: list[str] = field(default_factory=list)
     problem: str | None = None  # recovered error, in words
     decompressed_bytes: int = 0
     gzipped: bool = False
@@ -163,6 +165,7 @@ def batched(
         for entry in entries:
             if entry[5]:
                 result.children.append(entry[0])
+                result.child_lastmods.append(entry[1] or "")
                 continue
             batch.append(entry)
             if len(batch) >= size:

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import socket
+import subprocess
+import sys
+import time
 
 from discovery_crawler.output.state import CHANGES_NAME, STATE_NAME, iter_entries
 from discovery_crawler.site_server import SiteServer
-from tests.conftest import FIXTURES, run_discover, ssrf_allow
+from tests.conftest import FIXTURES, ROOT, run_discover, ssrf_allow
 
 SITE = "https://example.com"
 
@@ -253,3 +257,284 @@ def test_a_page_that_failed_to_load_makes_no_page_removed(tmp_path):
     kept = {entry[0]: entry for entry in list(iter_entries(out / STATE_NAME))[1:]}
     assert server.url("/a1/") in kept
     assert kept[server.url("/a1/")][-1] != "removed"
+
+
+# -- conditional re-runs: state format 2's sitemap sections (docs: re-runs) ----------------
+INDEX = "/index.xml"
+CHILDREN = 3
+PER_CHILD = 40
+
+
+def write_tree(root, *, drop=(), add=(), bump=None):
+    """A sitemap index of CHILDREN urlsets of PER_CHILD URLs each (lastmod, priority,
+    changefreq, an hreflang alternate on some). Child 1 can lose ``drop`` URLs and gain
+    ``add`` ones; ``bump`` is its new index ``<lastmod>``."""
+    root.mkdir(parents=True, exist_ok=True)
+    ns = (
+        'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+        'xmlns:xhtml="http://www.w3.org/1999/xhtml"'
+    )
+    for c in range(CHILDREN):
+        paths = [f"/c{c}/item-{i}/" for i in range(PER_CHILD)]
+        if c == 1:
+            paths = [p for p in paths if p not in drop] + list(add)
+        blocks = []
+        for path in paths:
+            i = sum(map(ord, path))  # the listing depends on the URL, not its place
+            alt = (
+                f'<xhtml:link rel="alternate" hreflang="de" href="{SITE}/de{path}"/>'
+                if i % 10 == 0
+                else ""
+            )
+            blocks.append(
+                f"<url><loc>{SITE}{path}</loc><lastmod>2026-01-{c + 1:02d}</lastmod>"
+                f"<changefreq>weekly</changefreq><priority>0.{i % 9 + 1}</priority>{alt}</url>"
+            )
+        (root / f"s{c}.xml").write_text(f"<urlset {ns}>{''.join(blocks)}</urlset>")
+    lastmods = [f"2026-01-{c + 1:02d}" for c in range(CHILDREN)]
+    if bump:
+        lastmods[1] = bump
+    items = "".join(
+        f"<sitemap><loc>{SITE}/s{c}.xml</loc><lastmod>{lastmods[c]}</lastmod></sitemap>"
+        for c in range(CHILDREN)
+    )
+    (root / INDEX.lstrip("/")).write_text(
+        f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{items}</sitemapindex>'
+    )
+
+
+DROPPED = [f"/c1/item-{i}/" for i in (3, 4)]
+ADDED = ["/c1/fresh-a/", "/c1/fresh-b/"]
+
+
+def change_child(root):
+    write_tree(root, drop=DROPPED, add=ADDED, bump="2026-02-01")
+
+
+def sitemap_run(server, tmp_path, out, *args, settings=None, feed="inventory.jsonl"):
+    return run_discover(server.url(INDEX), tmp_path, *args, out=out, settings=settings, feed=feed)
+
+
+def asked(server):
+    """(path, status, conditional headers) of each request the server answered."""
+    heads = [
+        {k: v for k, v in h.items() if k.lower().startswith("if-")} for _, h in server.headers_seen
+    ]
+    return [
+        (path, status, head) for (_, path, status), head in zip(server.requests, heads, strict=True)
+    ]
+
+
+def comparable(records):
+    """Every field but ``change`` (new on a first run, known on a re-run), by URL."""
+    return {r["url"]: {k: v for k, v in r.items() if k != "change"} for r in records}
+
+
+def fresh_run(serve, tmp_path, root, name):
+    """A first run of the tree as it is now, into a folder of its own."""
+    copy = tmp_path / f"{name}-site"
+    shutil.copytree(root, copy)
+    server = serve(copy, rewrite=[SITE])
+    result = sitemap_run(server, tmp_path, tmp_path / name, feed=f"{name}.jsonl")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def test_rerun_asks_conditionally_and_carries_unchanged_sitemaps_over(serve, tmp_path):
+    root = tmp_path / "site"
+    write_tree(root)
+    server = serve(root, rewrite=[SITE], validators=True)
+    out = tmp_path / "out"
+    first = sitemap_run(server, tmp_path, out)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert all(not head for _, _, head in asked(server))  # nothing to ask conditionally
+    state_head = json.loads(
+        (out / STATE_NAME).read_text().splitlines()[0][: -len(', "entries": [')] + "}"
+    )
+    assert state_head["format"] == "discovery-crawler/state/2"
+    assert (out / state_head["sitemaps"]).is_file()
+
+    # Nothing changed: the index answers 304, its children are carried over unasked.
+    server.requests.clear()
+    server.headers_seen.clear()
+    same = sitemap_run(server, tmp_path, out)
+    assert same.returncode == 0, same.stderr[-3000:]
+    [(path, status, head)] = asked(server)
+    assert (path, status) == (INDEX, 304)
+    assert head.keys() == {"If-None-Match", "If-Modified-Since"}
+    assert comparable(same.records) == comparable(first.records)
+    changes = same.run["changes"]
+    assert changes["new"]["count"] == changes["removed"]["count"] == 0
+    assert changes["removals_judged"] is True
+    attempts = {a["url"]: a for a in same.run["discovery"]["sitemap_attempts"]}
+    assert "not modified (HTTP 304)" in attempts[server.url(INDEX)]["note"]
+    child = attempts[server.url("/s0.xml")]
+    assert child["status"] is None and child["ok"] and child["urls"] == PER_CHILD
+    assert "index <lastmod> (2026-01-01) is unchanged" in child["note"]
+
+    # One child changed (2 URLs out, 2 in, its index <lastmod> bumped): the index and that
+    # child are downloaded, nothing else; exactly those changes; the inventory a fresh run
+    # of the changed tree writes.
+    change_child(root)
+    server.requests.clear()
+    server.headers_seen.clear()
+    second = sitemap_run(server, tmp_path, out)
+    assert second.returncode == 0, second.stderr[-3000:]
+    got = asked(server)
+    assert [(p, s) for p, s, _ in got] == [(INDEX, 200), ("/s1.xml", 200)]
+    assert all(head.keys() == {"If-None-Match", "If-Modified-Since"} for _, _, head in got)
+    changes = second.run["changes"]
+    base = server.url("").rstrip("/")
+    assert sorted(changes["new"]["items"]) == sorted(base + p for p in ADDED)
+    assert sorted(changes["removed"]["items"]) == sorted(base + p for p in DROPPED)
+    assert changes["changed"]["count"] == 0 and changes["removals_judged"] is True
+    fresh = fresh_run(serve, tmp_path, root, "fresh")
+    fresh_base = fresh.records[0]["url"].split("/c")[0]
+    theirs = {
+        url.replace(fresh_base, base): json.loads(json.dumps(rec).replace(fresh_base, base))
+        for url, rec in comparable(fresh.records).items()
+    }
+    assert comparable(second.records) == theirs
+
+
+def test_carried_children_enter_in_the_order_a_fresh_run_reads_them(serve, tmp_path):
+    """A URL listed by s1 (changed, fetched) and by s2 (carried over unasked): the re-run
+    lists it first under s1 as a fresh run does, and writes the feed in the same order
+    (a carried child waits for its turn after the siblings the index named before it)."""
+    root = tmp_path / "site"
+    shared = f"<url><loc>{SITE}/shared/</loc></url></urlset>"
+
+    def tree(**kw):
+        write_tree(root, **kw)
+        for c in (1, 2):
+            path = root / f"s{c}.xml"
+            path.write_text(path.read_text().replace("</urlset>", shared))
+
+    tree()
+    server = serve(root, rewrite=[SITE], validators=True)
+    out = tmp_path / "out"
+    assert sitemap_run(server, tmp_path, out).returncode == 0
+    tree(add=["/c1/late/"], bump="2026-02-01")
+    server.requests.clear()
+    server.headers_seen.clear()
+    server.jitter = 0.05  # answers cross; the reading order must not
+    second = sitemap_run(server, tmp_path, out)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert [(p, s) for p, s, _ in asked(server)] == [(INDEX, 200), ("/s1.xml", 200)]
+    base = server.url("").rstrip("/")
+    by_url = {r["url"]: r for r in second.records}
+    assert by_url[f"{base}/shared/"]["sitemap"] == f"{base}/s1.xml"
+    fresh = fresh_run(serve, tmp_path, root, "fresh")
+    fresh_base = fresh.records[0]["url"].split("/c")[0]
+    assert [r["url"] for r in second.records] == [
+        r["url"].replace(fresh_base, base) for r in fresh.records
+    ]
+
+
+def test_distrusting_index_lastmod_asks_every_child(serve, tmp_path):
+    root = tmp_path / "site"
+    write_tree(root)
+    server = serve(root, rewrite=[SITE], validators=True)
+    out = tmp_path / "out"
+    first = sitemap_run(server, tmp_path, out)
+    assert first.returncode == 0, first.stderr[-3000:]
+    change_child(root)
+    server.requests.clear()
+    server.headers_seen.clear()
+    second = sitemap_run(server, tmp_path, out, settings={"SITEMAP_TRUST_INDEX_LASTMOD": False})
+    assert second.returncode == 0, second.stderr[-3000:]
+    got = sorted((p, s) for p, s, _ in asked(server))
+    assert got == [(INDEX, 200), ("/s0.xml", 304), ("/s1.xml", 200), ("/s2.xml", 304)]
+    assert all(head for _, _, head in asked(server))
+    changes = second.run["changes"]
+    assert (changes["new"]["count"], changes["removed"]["count"]) == (2, 2)
+    assert (
+        comparable(second.records).keys()
+        == comparable(
+            sitemap_run(server, tmp_path, tmp_path / "again", feed="again.jsonl").records
+        ).keys()
+    )
+
+
+def test_a_304_to_a_request_without_validators_is_a_failed_read(serve, tmp_path):
+    root = tmp_path / "site"
+    write_tree(root)
+    server = serve(root, rewrite=[SITE], validators=True)
+    out = tmp_path / "out"
+    assert sitemap_run(server, tmp_path, out).returncode == 0
+    server.always_304.add("/s2.xml")  # answered 304 whatever was asked
+    settings = {"SITEMAP_CONDITIONAL_REQUESTS": False}
+    second = sitemap_run(server, tmp_path, out, settings=settings)
+    attempts = {a["url"]: a for a in second.run["discovery"]["sitemap_attempts"]}
+    failed = attempts[server.url("/s2.xml")]
+    assert failed["status"] == 304 and not failed["ok"]
+    assert failed["error"].startswith("HTTP 304 to a request that sent no validator")
+    # s2's URLs were not read: not "removed", and the summary says why
+    changes = second.run["changes"]
+    assert changes["removed"]["count"] == 0 and changes["removals_judged"] is False
+    assert "/s2.xml not read (HTTP 304" in changes["removals_not_judged_because"]
+    assert not any("/c2/" in r["url"] for r in second.records)
+
+
+def test_format_1_state_is_migrated_with_one_line(serve, tmp_path):
+    root = tmp_path / "site"
+    write_tree(root)
+    server = serve(root, rewrite=[SITE], validators=True)
+    out = tmp_path / "out"
+    first = sitemap_run(server, tmp_path, out)
+    assert first.returncode == 0, first.stderr[-3000:]
+    # What a run before format 2 wrote: format 1, no sitemap sections.
+    text = (out / STATE_NAME).read_text()
+    head, rest = text.split("\n", 1)
+    head = head.replace("state/2", "state/1")
+    head = head[: head.index(', "sitemaps"')] + ', "entries": ['
+    (out / STATE_NAME).write_text(head + "\n" + rest)
+    for path in out.glob("state.sitemaps.*"):
+        path.unlink()
+    server.requests.clear()
+    server.headers_seen.clear()
+    second = sitemap_run(server, tmp_path, out)
+    assert second.returncode == 0, second.stderr[-3000:]
+    said = [ln for ln in second.stderr.splitlines() if "migrated to 2" in ln]
+    assert len(said) == 1 and "format 1" in said[0], said
+    assert all(not h for _, _, h in asked(server)) and len(asked(server)) == 1 + CHILDREN
+    assert second.run["changes"]["previous_run"] == 1
+    assert second.run["changes"]["new"]["count"] == 0
+    assert (out / STATE_NAME).read_text().startswith('{"format": "discovery-crawler/state/2"')
+    server.requests.clear()
+    server.headers_seen.clear()
+    third = sitemap_run(server, tmp_path, out)
+    assert third.returncode == 0 and [(p, s) for p, s, _ in asked(server)] == [(INDEX, 304)]
+
+
+def test_killed_mid_rerun_then_the_next_rerun_is_right(serve, tmp_path):
+    root = tmp_path / "site"
+    write_tree(root)
+    server = serve(root, rewrite=[SITE], validators=True)
+    out = tmp_path / "out"
+    first = sitemap_run(server, tmp_path, out)
+    assert first.returncode == 0, first.stderr[-3000:]
+    before = (out / STATE_NAME).read_bytes()
+    change_child(root)
+    server.delay = 1.0  # the children are on the wire when the run is killed
+    cmd = [
+        sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={server.url(INDEX)}",
+        "-a", f"out={out}", "-s", "SITEMAP_TRUST_INDEX_LASTMOD=0", "-s", "HOST_INTERVAL=0",
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not any(p == "/s0.xml" for p, _ in server.headers_seen) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert (out / STATE_NAME).read_bytes() == before  # the previous state stands
+    server.delay = 0.0
+    server.requests.clear()
+    server.headers_seen.clear()
+    second = sitemap_run(server, tmp_path, out)
+    assert second.returncode == 0, second.stderr[-3000:]
+    changes = second.run["changes"]
+    assert (changes["new"]["count"], changes["removed"]["count"]) == (2, 2)
+    assert [(p, s) for p, s, _ in asked(server)] == [(INDEX, 200), ("/s1.xml", 200)]
+    assert len(list(out.glob("state.sitemaps.*"))) == 1
+    assert not list(out.glob(f".{STATE_NAME}.*"))  # the killed run's spools swept

@@ -235,7 +235,7 @@ BAD = {
     "other-origin": lambda d: d.replace(b'"https://example.com/a/"', b'"https://evil.test/a/"'),
     "bad-status": lambda d: d.replace(b'"new"]', b'"maybe"]', 1),
     "missing-comma": lambda d: d.replace(b"],\n", b"]\n", 1),
-    "wrong-format": lambda d: d.replace(b"state/1", b"state/9"),
+    "wrong-format": lambda d: d.replace(b"state/2", b"state/9"),
     "trailing-junk": lambda d: d + b"{}",
 }
 
