@@ -180,7 +180,9 @@ def check_command_line(
 
 _KINDS = (
     (bool, "getbool", "True or False (or 1 or 0)"),
-    (int, "getint", "a whole number"),
+    # An int default says "a number", not "a whole number": Scrapy reads many of them as
+    # seconds with getfloat (DOWNLOAD_TIMEOUT = 180, DOWNLOAD_DELAY = 0, CLOSESPIDER_TIMEOUT).
+    (int, "getfloat", "a number"),
     (float, "getfloat", "a number"),
     (dict, "getdict", "a JSON object"),
 )

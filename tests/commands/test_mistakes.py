@@ -113,13 +113,18 @@ def test_a_word_after_the_spider_says_what_was_meant(word, value, says):
             1.0,
             "-s HOST_INTERVAL=abc: expected a number, e.g. -s HOST_INTERVAL=1.0 (its default)",
         ),
-        ("CONCURRENT_REQUESTS", "2.5", 16, "expected a whole number"),
+        ("CONCURRENT_REQUESTS", "many", 16, "expected a number"),
         ("ROBOTSTXT_OBEY", "maybe", False, "expected True or False (or 1 or 0)"),
         ("FEEDS", "{not json", {}, "expected a JSON object"),
     ],
 )
 def test_a_setting_value_its_setting_cannot_read(name, value, default, says):
     assert says in (setting_mistake(name, value, default) or "")
+
+
+def test_an_int_default_takes_seconds_with_a_fraction():
+    """Scrapy reads DOWNLOAD_TIMEOUT (default 180) with getfloat: 1.5 is a good value."""
+    assert setting_mistake("DOWNLOAD_TIMEOUT", "1.5", 180) is None
 
 
 @pytest.mark.parametrize(

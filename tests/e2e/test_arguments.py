@@ -163,7 +163,7 @@ def test_a_refused_run_writes_its_line_and_outcome_to_log_file(args, outcome, st
     ("spider", "setting", "expected"),
     [
         ("discover", "HOST_INTERVAL=abc", "-s HOST_INTERVAL=abc: expected a number"),
-        ("links", "CONCURRENT_REQUESTS=1.5", "=1.5: expected a whole number, e.g. -s"),
+        ("links", "CONCURRENT_REQUESTS=many", "=many: expected a number, e.g. -s"),
         (
             "discover",
             "ROBOTSTXT_OBEY=maybe",
