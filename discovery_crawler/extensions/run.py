@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 RUN_SETTING = "DISCOVERY_RUN"
+# a distributed job ({"name": ..., "identity": ...}): spiders/base.py sets it with REDIS_URL
+JOB_SETTING = "REDIS_JOB"
 
 
 def run_mode(options: RunOptions, settings: BaseSettings) -> str:
@@ -259,7 +261,14 @@ class DiscoveryRun:
         robots = record.robots or {}
         crawl = record.crawl
         pages = crawl.fetched if crawl is not None else 0
-        if not fetched and (robots.get("status") is None) and not pages:
+        if not fetched and (robots.get("status") is None) and not pages and self._idle_worker():
+            # a worker of a distributed job that found the job's queue empty each time it
+            # asked (the others had leased every page): it knows nothing of the site
+            record.note(
+                f"this worker of job {self._job()} fetched no page: the job's other "
+                "workers took every one"
+            )
+        elif not fetched and (robots.get("status") is None) and not pages:
             refusals = [r.get("reason") for r in crawl.refusals.items] if crawl else []
             # robots.txt's own error first: when it failed, the attempts after it were
             # only refused for that (fail closed), which says less
@@ -302,6 +311,16 @@ class DiscoveryRun:
             for sitemap, hosts in record.other_hosts_by_sitemap.items():
                 for origin, count in hosts.most_common(3):
                     record.warn(f"{sitemap}: {count:,} URLs on {origin}, not this site")
+
+    def _job(self) -> str | None:
+        """The distributed job this run is a worker of (``REDIS_JOB``, set by the spider
+        with ``REDIS_URL``), else None."""
+        return self.crawler.settings.getdict(JOB_SETTING).get("name")
+
+    def _idle_worker(self) -> bool:
+        """A worker of a distributed job that was handed no page (the scheduler's
+        ``redis/leased`` count): the job's other workers fetched them all."""
+        return self._job() is not None and not self.crawler.stats.get_value("redis/leased")
 
     def _not_read(self) -> Any:
         """What the run tried and could not read after its retries (``unread.py``)."""

@@ -15,6 +15,8 @@ from itertools import pairwise
 from pathlib import Path
 
 from discovery_crawler.distributed.job import JobKeys, job_identity
+from discovery_crawler.distributed.seen import seen_slot
+from discovery_crawler.urls.normalize import twin_key
 from tests.conftest import ROOT, free_port, run_discover
 from tests.distributed.site import write_site
 
@@ -60,6 +62,33 @@ def test_three_workers_fetch_every_page_once_and_find_what_one_finds(tmp_path, s
     assert single.returncode == 0
     assert union == {rec["url"] for rec in single.records}
     assert redis_server.client().dbsize() == 0  # the job's keys go when it is done
+
+
+def test_a_worker_handed_no_page_completed(tmp_path, serve, redis_server):
+    """A worker that finds its start page already queued by the job and the queue empty
+    each time it asks (the other workers leased every page: the third worker on a small
+    site, under load) fetched nothing, and that is no failure: exit 0, not 'site
+    unreachable', and the crawl log says why its inventory is empty."""
+    write_site(tmp_path / "site", 3)
+    site = serve(tmp_path / "site")
+    bucket, member = seen_slot(twin_key(site.url("/")))
+    redis_server.client().sadd(JobKeys("late").seen(bucket), member)  # another worker's
+    result = run_discover(
+        site.url("/"),
+        tmp_path,
+        "-a",
+        "job=late",
+        spider="links",
+        feed=None,
+        settings={"REDIS_URL": redis_server.url},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert site.requests == []
+    assert result.records == []
+    run = json.loads((result.out / "_crawl-log.json").read_text(encoding="utf-8"))["runs"][-1]
+    assert run["status"] == "completed"
+    assert run["failure"] is None
+    assert "this worker of job late fetched no page" in " ".join(run["discovery"]["notes"])
 
 
 def test_a_killed_workers_leases_go_to_the_others(tmp_path, serve, redis_server):
