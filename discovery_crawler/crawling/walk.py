@@ -28,6 +28,7 @@ from scrapy.utils.reactor import is_asyncio_reactor_installed
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 
 from discovery_crawler.arguments import input_failure
+from discovery_crawler.crawling.passage import ItemPassage
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.ssrf import SSRFBlocked
 from discovery_crawler.refusals import (
@@ -172,11 +173,13 @@ class SitemapWalk:
         # addresses, then each index's children in index order), however their answers
         # arrive: the first listing of a URL, its slug and its citation do not depend on
         # which download finished first. Downloads stay concurrent; a document waits
-        # (``_await_turn``) until every one asked before it is read or failed.
+        # (``_await_turn``) until every one asked before it is read (its listings through
+        # the stages, ``crawling/passage.py``) or failed.
         self._asked = 0  # sitemap requests made: the next one's place
         self._turn = 0  # the place of the next document to read
         self._finished: set[int] = set()  # places done out of turn
         self._turn_moved: asyncio.Event | None = None
+        self._passage = ItemPassage(crawler)  # a document is done once its items passed
         crawler.signals.connect(self._dropped, signal=signals.request_dropped)
 
     # -- the first requests -------------------------------------------------------------
@@ -493,12 +496,16 @@ class SitemapWalk:
                 waits = 0
                 if not self._parsable(response, attempt):
                     return
+                sent = self._passage.sent
                 if self._use_worker(response):
                     async for output in self._parse_in_worker(response, attempt):
-                        yield output
+                        yield sent(response, output)
                 else:
                     for output in self._parse_document(response, attempt):
-                        yield output
+                        yield sent(response, output)
+            # Its listings through the stages before the next document enters: Scrapy
+            # queues a callback's items, so they could pass after the next one's.
+            await self._passage.through(response)
         finally:
             self._waiting -= waits  # cancelled while it waited
             self._done(attempt)
