@@ -279,11 +279,12 @@ def test_a_real_site_killed_mid_crawl_resumes_to_the_uninterrupted_inventory(
 
     job, folder = tmp_path / "job", tmp_path / "resumed"
     resumed = {"JOBDIR": job, **_REAL}
+    # The command run_discover runs last (the same arguments: the same job).
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={server.url('/')}"]
+    cmd += ["-a", f"out={folder / 'out'}", "-O", str(folder / "inventory.jsonl"), *args]
+    for name, value in {"PROGRESS_INTERVAL": 0, **resumed}.items():
+        cmd += ["-s", f"{name}={value}"]
     for n, entries in enumerate(kills):
-        cmd = [sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={server.url('/')}"]
-        cmd += ["-a", f"out={folder / 'out'}", "-O", str(folder / "inventory.jsonl"), *args]
-        for name, value in {"PROGRESS_INTERVAL": 0, **resumed}.items():
-            cmd += ["-s", f"{name}={value}"]
         log = tmp_path / f"killed-{n}.log"
         assert _killed_once_journaled(cmd, job / "responses.journal", entries, log) == -9
     last = run_discover(server.url("/"), folder, *args, settings=resumed)
