@@ -604,6 +604,12 @@ class LinkCrawl:
                 engine.crawl(request)
             else:
                 keep.extend(unfetched)
+            if held is not None:
+                # The held link's spellings (a slashless ``href`` to a listed slash URL)
+                # are met as if the page had been read after the listing: its twin joins
+                # the record's aliases either way, whichever answered first.
+                forms = self._held_forms.pop(key, set()) | {held[3]}
+                self._twins_sighted(key, sorted(forms - {url}))
         return keep
 
     def sitemap_not_read(self, url: str) -> None:

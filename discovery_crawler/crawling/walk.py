@@ -28,6 +28,7 @@ from scrapy.utils.reactor import is_asyncio_reactor_installed
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 
 from discovery_crawler.arguments import input_failure
+from discovery_crawler.crawling.passage import ItemPassage
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.ssrf import SSRFBlocked
 from discovery_crawler.output.state_sitemaps import Section, part_entries
@@ -188,11 +189,13 @@ class SitemapWalk:
         # addresses, then each index's children in index order), however their answers
         # arrive: the first listing of a URL, its slug and its citation do not depend on
         # which download finished first. Downloads stay concurrent; a document waits
-        # (``_await_turn``) until every one asked before it is read or failed.
+        # (``_await_turn``) until every one asked before it is read (its listings through
+        # the stages, ``crawling/passage.py``) or failed.
         self._asked = 0  # sitemap requests made: the next one's place
         self._turn = 0  # the place of the next document to read
         self._finished: set[int] = set()  # places done out of turn
         self._turn_moved: asyncio.Event | None = None
+        self._passage = ItemPassage(crawler)  # a document is done once its items passed
         crawler.signals.connect(self._dropped, signal=signals.request_dropped)
 
     # -- the first requests -------------------------------------------------------------
@@ -495,10 +498,13 @@ class SitemapWalk:
             lastmods = [child[1] or "" for child in section.children]
             yield from self._child_requests(locs, base, attempt.depth + 1, lastmods=lastmods)
 
-    async def _carry_in_turn(self, carried: list[_Carried]) -> AsyncIterator[Any]:
+    async def _carry_in_turn(
+        self, carried: list[_Carried], response: Response
+    ) -> AsyncIterator[Any]:
         """Children not fetched (their index ``<lastmod>`` unchanged), each carried over at
         its place in the reading order, as a fresh run reads it: after the siblings asked
-        before it. Their own children, if any, join the list (later places)."""
+        before it, its listings through the stages (counted under the index's ``response``)
+        before the next one's turn. Their own children, if any, join the list."""
         ended = 0  # carried[:ended] have taken their turn
         try:
             while ended < len(carried):
@@ -511,7 +517,8 @@ class SitemapWalk:
                         if output.__class__ is _Carried:
                             carried.append(output)
                         else:
-                            yield output
+                            yield self._passage.sent(response, output)
+                    await self._passage.through(response)
                 finally:
                     ended += 1
                     self._done(child.attempt)
@@ -626,12 +633,13 @@ class SitemapWalk:
             async with self._parse_slots:
                 self._waiting -= waits
                 waits = 0
+                sent = self._passage.sent
                 if response.status == _NOT_MODIFIED:
                     for output in self._not_modified(response, attempt):
                         if output.__class__ is _Carried:
                             carried.append(output)
                         else:
-                            yield output
+                            yield sent(response, output)
                 elif not self._parsable(response, attempt):
                     pass
                 elif self._use_worker(response):
@@ -640,14 +648,17 @@ class SitemapWalk:
                         if output.__class__ is _Carried:
                             carried.append(output)
                         else:
-                            yield output
+                            yield sent(response, output)
                 else:
                     self._section_begins(response, attempt)
                     for output in self._parse_document(response, attempt):
                         if output.__class__ is _Carried:
                             carried.append(output)
                         else:
-                            yield output
+                            yield sent(response, output)
+            # Its listings through the stages before the next document enters: Scrapy
+            # queues a callback's items, so they could pass after the next one's.
+            await self._passage.through(response)
         except BaseException:
             self._pass_turns(carried, "not carried over: its index's read failed")
             raise
@@ -656,7 +667,7 @@ class SitemapWalk:
             self._done(attempt)
             self._finish(place)
         if carried:  # after this document's turn, each at its own
-            async for output in self._carry_in_turn(carried):
+            async for output in self._carry_in_turn(carried, response):
                 yield output
 
     def _section_begins(self, response: Response, attempt: SitemapAttempt) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import pickle
 from typing import Any
 
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.exceptions import DownloadCancelledError, DownloadFailedError
 from scrapy.http import TextResponse, XmlResponse
 from twisted.internet.error import DNSLookupError
@@ -51,9 +51,18 @@ def answer(request: Request, body: str, status: int = 200, cls: type = XmlRespon
     return cls(request.url, status=status, body=body.encode(), request=request)
 
 
+def scraped(walk: SitemapWalk, response: Any, output: Any) -> Any:
+    """What Scrapy does once an item has passed the pipelines (a request goes elsewhere)."""
+    if not isinstance(output, Request):
+        walk.crawler.signals.send_catch_log(
+            signals.item_scraped, item=output, response=response, spider=None
+        )
+    return output
+
+
 def parse(walk: SitemapWalk, response: Any) -> list[Any]:
     async def collect() -> list[Any]:
-        return [output async for output in walk.parse(response)]
+        return [scraped(walk, response, output) async for output in walk.parse(response)]
 
     return asyncio.run(collect())
 
@@ -105,6 +114,44 @@ def test_a_urlset_is_read_in_batches_and_its_attempt_filled():
     attempt = walk.record.attempts[SITE + "/sitemap.xml"]
     assert attempt.ok and attempt.urls == 3 and attempt.format == "urlset"
     assert walk.record.sitemaps_pending == 0 and walk.record.sitemaps_done == 1
+
+
+def test_a_document_enters_once_the_one_asked_before_has_its_listings_through_the_stages():
+    """Scrapy queues a callback's items for the pipelines: a document whose parse ended
+    while its last batch still waits there keeps the next document out until that batch
+    has passed, so the stages see every listing in the order the documents were asked
+    (a resumed run's journal answers them all at once)."""
+    walk = walk_for({"SITEMAP_CONVENTIONAL_PATHS": []})
+    robots = walk.robots_request(SITE + "/robots.txt")
+    body = "Sitemap: /pages.xml\nSitemap: /products.xml\n"
+    first, second = walk.parse_robots(answer(robots, body, cls=TextResponse))
+    pages, products = answer(first, urlset("/shop/")), answer(second, urlset("/shop/", "/x/"))
+
+    async def run() -> list[str]:
+        order: list[str] = []
+        held: list[Any] = []  # the first document's batches, not through the stages yet
+
+        async def read(response: Any, hold: bool) -> None:
+            async for output in walk.parse(response):
+                if isinstance(output, UrlBatch):
+                    order.append(output.document)
+                    if hold:
+                        held.append(output)
+                        continue
+                scraped(walk, response, output)
+
+        reading = asyncio.gather(read(pages, True), read(products, False))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert order == [SITE + "/pages.xml"]  # its parse is over, its batch is not
+        assert walk.record.sitemaps_done == 0 and not walk.over()
+        for batch in held:
+            scraped(walk, pages, batch)
+        await asyncio.wait_for(reading, 5)
+        return order
+
+    assert asyncio.run(run()) == [SITE + "/pages.xml", SITE + "/products.xml"]
+    assert walk.record.sitemaps_done == 2 and walk.over()
 
 
 def test_an_index_schedules_its_children_once_within_the_limits():

@@ -8,6 +8,7 @@ reports no change."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -116,3 +117,33 @@ def test_a_links_crawl_with_a_page_budget_agrees_with_itself(serve, tmp_path):
     first, second = (_records(r) for r in runs)
     assert sum(1 for r in first.values() if r.get("status") is not None) <= 61
     assert _differences(first, second) == []
+
+
+def test_a_slashless_link_to_a_listed_page_is_its_alias_whichever_answered_first(
+    serve, tmp_path: Path
+):
+    """The homepage links ``organization`` (no slash), the sitemap lists
+    ``/organization/``: the homepage answers first, so the link is held when the listing
+    takes its place, and its spelling still joins the record's aliases, as when the
+    sitemap answers first (23people-handbook: a run had the alias, the next not)."""
+    root = tmp_path / "site"
+    (root / "organization").mkdir(parents=True)
+    (root / "index.html").write_text('<html><body><a href="organization">Org</a></body></html>')
+    (root / "organization" / "index.html").write_text("<html><title>Org</title></html>")
+    server = serve(root)
+    # An index of an index of the urlset: the listing comes three answers after robots.txt.
+    (root / "robots.txt").write_text(f"Sitemap: {server.url('/sitemap.xml')}\n")
+    ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+    for name, child in (("sitemap.xml", "/index-2.xml"), ("index-2.xml", "/pages.xml")):
+        (root / name).write_text(
+            f"<sitemapindex {ns}><sitemap><loc>{server.url(child)}</loc></sitemap></sitemapindex>"
+        )
+    (root / "pages.xml").write_text(
+        f"<urlset {ns}><url><loc>{server.url('/organization/')}</loc></url></urlset>"
+    )
+    result = run_discover(server.url("/"), tmp_path / "run", "-a", "mode=union")
+    records = _records(result)
+    listed = records[server.url("/organization/")]
+    assert (listed["via"], listed["found_on"]) == ("sitemap", server.url("/pages.xml"))
+    assert listed.get("aliases") == [server.url("/organization")]
+    assert server.url("/organization") not in records
