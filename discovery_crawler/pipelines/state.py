@@ -219,7 +219,9 @@ class StatePipeline(BatchStage):
                 if not (record.chunk or {}).get("more_to_do"):
                     record.warn("the run stopped before it finished (resumable with JOBDIR)")
             extra = self._limits_bound()
-            if record.not_read and not record.failure:  # a poller hears it: exit 7
+            # A poller hears it (exit 7) from a job's last chunk; a chunk with work left
+            # says its own warning, and the next chunk asks what failed again.
+            if record.not_read and not record.failure and status != PROCESSING:
                 extra.insert(0, f"incomplete: {record.not_read.line()}")
             self._write_preview(status, extra)
 
