@@ -602,11 +602,11 @@ class LinkCrawl:
                 # A sitemap record, as in sitemap mode: the stages drop or flag it. (Not
                 # admitted here: a record admitted but not fetched would meet its own key
                 # in the seen-set at the dedup stage and vanish as a duplicate.) A held
-                # link to it stays held, and its record takes this listing.
+                # link to it gives way: the listing's record is written, as when the
+                # listing came first, and the dedup stage takes it though its key is seen.
                 if held is not None:
-                    self._hold(key, held[3], held[0], held[1], held[4], held[2])
-                    self._late_listings[hash(key) or 1] = rec
-                    continue
+                    forms = self._held_forms.pop(key, set()) | {held[3]}
+                    seen.listed_over_link[key] = sorted(forms - {url})
                 keep.append(rec)
                 continue
             seen.add(key)
