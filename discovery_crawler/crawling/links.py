@@ -55,6 +55,7 @@ target's record and its links' base would be the refreshing page's).
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,7 @@ from scrapy.http import HtmlResponse
 from discovery_crawler.arguments import input_failure
 from discovery_crawler.crawling.account import CrawlAccount, UnionTally
 from discovery_crawler.crawling.extract import anchor_text, iter_links, scan_html
+from discovery_crawler.crawling.held import HeldLinks
 from discovery_crawler.indexing import index_tally, page_directives, page_flags
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.refusals import API_PROBE
@@ -341,8 +343,10 @@ class LinkCrawl:
         # smallest citing URL; within a page the first link), and a level is admitted
         # sorted by (found_on, document order), so max_pages reaches the same pages.
         # Union mode: held until the sitemap walk is over too (``walk_over``), as a listed
-        # URL is cited by its sitemap.
-        self._held: dict[str, tuple[int, str, int, str, str | None]] = {}
+        # URL is cited by its sitemap. A level of many links (a page of 200,000) is held
+        # on disk past HELD_LINKS_IN_MEMORY entries (``HeldLinks``) and admitted streaming.
+        spill_at = settings.getint("HELD_LINKS_IN_MEMORY", 20 * self.batch_size)
+        self._held = HeldLinks(spill_at, self.batch_size)
         self._held_order = 0  # a held link's place: its page's document order
         self._held_levels: Counter[int] = Counter()
         self._held_forms: dict[str, set[str]] = {}  # key -> twin spellings met while held
@@ -471,7 +475,7 @@ class LinkCrawl:
         if not place:
             self._held_order += 1
             place = self._held_order
-        self._held[key] = (depth, page, place, url, anchor)
+        self._held.put(key, (depth, page, place, url, anchor), new=old is None)
         self._held_levels[depth] += 1
 
     def _twins_sighted(self, key: str, spellings: list[str]) -> None:
@@ -528,30 +532,40 @@ class LinkCrawl:
             level = min(d for d, n in levels.items() if n > 0)
             if any(n > 0 for d, n in in_flight.items() if d < level):
                 return
-            chosen = sorted(
-                (found_on, place, url, key, anchor)
-                for key, (depth, found_on, place, url, anchor) in held.items()
-                if depth == level
-            )
-            for *_, key, _ in chosen:
-                del held[key]
+            chosen = held.take(level)  # removed from the store before any is admitted
+            first = next(chosen, None)
             del levels[level]
-            records: list[dict[str, Any]] = []
-            requests: list[Request] = []
-            forms = self._held_forms
-            for found_on, _, url, key, anchor in chosen:
-                meta = {"via": "link", "found_on": found_on, "anchor": anchor}
-                request = self._bfs_admit(url, level, meta, records)
-                if request is not None:
-                    requests.append(request)
-                if forms and key in forms:
-                    self._twins_sighted(key, sorted(forms.pop(key) - {url}))
-                if len(records) >= self.batch_size:
+            if first is None:
+                continue
+            # The level counts as in flight while it is admitted: its first requests
+            # leave before its last are made, and the next level waits for them all.
+            in_flight[level] += 1
+            try:
+                yield from self._release_level(level, itertools.chain((first,), chosen))
+            finally:
+                in_flight[level] -= 1
+
+    def _release_level(self, level: int, chosen: Iterator[Any]) -> Iterator[UrlBatch | Request]:
+        """Admit a level's held links in order, their records and requests leaving a
+        batch at a time (a level of 200,000 links is never all in memory)."""
+        records: list[dict[str, Any]] = []
+        requests: list[Request] = []
+        forms = self._held_forms
+        for found_on, _, url, key, anchor in chosen:
+            meta = {"via": "link", "found_on": found_on, "anchor": anchor}
+            request = self._bfs_admit(url, level, meta, records)
+            if request is not None:
+                requests.append(request)
+            if forms and key in forms:
+                self._twins_sighted(key, sorted(forms.pop(key) - {url}))
+            if len(records) + len(requests) >= self.batch_size:
+                if records:
                     yield from self._bfs_batches(records[0]["found_on"], records, "link")
-                    records = []
-            if records:
-                yield from self._bfs_batches(records[0]["found_on"], records, "link")
-            yield from requests
+                yield from requests
+                records, requests = [], []
+        if records:
+            yield from self._bfs_batches(records[0]["found_on"], records, "link")
+        yield from requests
 
     def admit_listed(self, records: list[dict[str, Any]], sitemap: str) -> list[dict[str, Any]]:
         """Union mode: normalized sitemap records enter the crawl at depth 1 (``via``
@@ -588,11 +602,11 @@ class LinkCrawl:
                 # A sitemap record, as in sitemap mode: the stages drop or flag it. (Not
                 # admitted here: a record admitted but not fetched would meet its own key
                 # in the seen-set at the dedup stage and vanish as a duplicate.) A held
-                # link to it stays held, and its record takes this listing.
+                # link to it gives way: the listing's record is written, as when the
+                # listing came first, and the dedup stage takes it though its key is seen.
                 if held is not None:
-                    self._hold(key, held[3], held[0], held[1], held[4], held[2])
-                    self._late_listings[hash(key) or 1] = rec
-                    continue
+                    forms = self._held_forms.pop(key, set()) | {held[3]}
+                    seen.listed_over_link[key] = sorted(forms - {url})
                 keep.append(rec)
                 continue
             seen.add(key)
@@ -1251,11 +1265,9 @@ class LinkCrawl:
         if over_limit:
             counts["over_limit"] += over_limit
             self.crawler.stats.inc_value("links/over_limit", over_limit)
+            kept = counts["unique"] + len(held)  # a held link is kept: recorded when admitted
             self.record.limit_bound(
-                "LINKS_MAX_URLS",
-                value=max_urls,
-                kept=counts["unique"],
-                seen=counts["unique"] + counts["over_limit"],
+                "LINKS_MAX_URLS", value=max_urls, kept=kept, seen=kept + counts["over_limit"]
             )
 
     def page_failed(self, failure: Failure) -> Iterator[Any]:

@@ -59,6 +59,7 @@ class DedupPipeline(BatchStage):
         urls = list(map(_URL, records))
         keys = twin_keys(urls)
         new = seen.add_many(keys)
+        given = self._given_back(keys, new) if seen.listed_over_link else None
         room = self.max_urls - record.counts["unique"] if self.max_urls else -1
         if new.count(True) == len(new) and (room < 0 or room >= len(new)):
             kept = records  # the usual batch: every URL new, under the limit
@@ -66,6 +67,8 @@ class DedupPipeline(BatchStage):
             self._admitted(records, urls, keys)
         else:
             kept, duplicates, over_limit, aliased = self._sort_out(records, urls, keys, new, room)
+        if given:
+            aliased += self._sighted(given)
         item.records = kept
         item.seen = seen
         record.counts["unique"] += len(kept)
@@ -85,6 +88,32 @@ class DedupPipeline(BatchStage):
                 seen=record.counts["unique"] + record.counts["over_limit"],
             )
         return item
+
+    def _given_back(self, keys: list[str], new: list[bool]) -> list[tuple[str, list[str]]]:
+        """Listings of keys a held link gave up (``SeenSet.listed_over_link``): new after
+        all (``new`` set True); (key, the link's other spellings) for ``_sighted``."""
+        given_back = self.record.seen.listed_over_link
+        given = []
+        for i, key in enumerate(keys):
+            if not new[i] and key in given_back:
+                new[i] = True
+                given.append((key, given_back.pop(key)))
+        return given
+
+    def _sighted(self, given: list[tuple[str, list[str]]]) -> int:
+        """The spellings the links that gave way were met in, once their listing is
+        written, as if met after it (its aliases, or rule 7's rename); twins noted."""
+        record = self.record
+        twins = record.seen.twins
+        aliased = 0
+        for key, spellings in given:
+            for spelling in spellings:
+                twin = twins.sighted(key, spelling)
+                if twin == RENAMED:
+                    record.counts["slash_twins"] += 1
+                elif twin == ALIASED:
+                    aliased += 1
+        return aliased
 
     def _admitted(self, records: list[dict[str, Any]], urls: list[str], keys: list[str]) -> None:
         """Bookkeeping of records new to the inventory, a batch at a time: the hreflang

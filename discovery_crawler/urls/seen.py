@@ -81,6 +81,7 @@ class SeenSet:
         "_size",
         "_slots",
         "extra_sources",
+        "listed_over_link",
         "resizes",
         "twins",
         "upgrades",
@@ -102,6 +103,11 @@ class SeenSet:
         # fingerprint -> the <loc> record of a URL first seen as an hreflang alternate, or
         # the slash form listed after the slashless one; or a ``RecordPatch``.
         self.upgrades: dict[int, dict[str, Any]] = {}
+        # Union mode: keys the link crawl held for a link (so already seen) and gave up to
+        # a sitemap listing it will not fetch -> the link's other spellings. The dedup
+        # stage takes that listing as new (a listing beats a link at depth 1, whichever
+        # came first).
+        self.listed_over_link: dict[str, list[str]] = {}
         # Trailing-slash twins (SPEC §5 rule 7), shared by every writer of records.
         self.twins = Twins(self.upgrades)
 
