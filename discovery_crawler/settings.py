@@ -200,6 +200,9 @@ BFS_MAX_DEPTH_LIMIT = 0  # a profile's cap on -a max_depth (service: 5); 0 = non
 # links_capped and listed (discovery.crawl.links_capped). 0 = all (service: 1,000).
 LINKS_PER_PAGE_MAX = 0
 LINKS_MAX_URLS = 0  # URLs a link crawl records at most (0 = no limit; service: 1,000)
+# Links held for their level (deterministic admission: docs/outputs.md, "Two runs agree")
+# kept in memory; past it they go to a private temporary SQLite file (a page of 200,000).
+HELD_LINKS_IN_MEMORY = 20_000
 SELECTION_CAP = 5
 # The SSRF guard (middlewares/ssrf.py; on in profile service): requests only to http(s)
 # URLs without credentials, on SSRF_ALLOWED_PORTS, whose host is (or resolves, once, to) a

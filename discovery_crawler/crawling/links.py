@@ -345,7 +345,7 @@ class LinkCrawl:
         # Union mode: held until the sitemap walk is over too (``walk_over``), as a listed
         # URL is cited by its sitemap. A level of many links (a page of 200,000) is held
         # on disk past HELD_LINKS_IN_MEMORY entries (``HeldLinks``) and admitted streaming.
-        spill_at = settings.getint("HELD_LINKS_IN_MEMORY", 20 * self.batch_size)
+        spill_at = settings.getint("HELD_LINKS_IN_MEMORY", 20_000)
         self._held = HeldLinks(spill_at, self.batch_size)
         self._held_order = 0  # a held link's place: its page's document order
         self._held_levels: Counter[int] = Counter()
