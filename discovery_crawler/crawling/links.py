@@ -100,6 +100,8 @@ logger = logging.getLogger(__name__)
 
 _ABSOLUTE = ("https://", "http://")
 _FETCHED_KINDS = ("page", "paginated")  # followed; pagination is how a BFS reaches articles
+# meta: a distributed job's page request this worker claimed (distributed/scheduler.py)
+JOB_CLAIMED = "job_claimed"
 DEFAULT_PAGE_MAX_BYTES = 15 * 1024 * 1024  # Googlebot reads the first 15 MB of an HTML page
 
 
@@ -376,16 +378,19 @@ class LinkCrawl:
         return seed
 
     def seed_request(self, url: str) -> Request:
-        """The request for the seed (depth 0); the seed counts as linked (reachable)."""
+        """The request for the seed (depth 0); the seed counts as linked (reachable).
+        A worker of a distributed job whose seed another worker requested yields it
+        unclaimed: the job's scheduler drops it."""
         self.record.seen.add(twin_key(url))
         self.record.seen.twins.expect(twin_key(url), url)
         self.record.counts["unique"] += 1
-        self.account.requested += 1
-        self.crawler.stats.inc_value("links/requested")
+        meta = {"via": "seed", "found_on": None, "anchor": None}
+        if self._job_claim(twin_key(url), meta) > 0:
+            self.account.requested += 1
+            self.crawler.stats.inc_value("links/requested")
         union = self.account.union
         if union is not None:
             union.linked(twin_key(url), url)
-        meta = {"via": "seed", "found_on": None, "anchor": None}
         meta["slug"] = self.run.slugs.slugs_many([url], normalized_paths([url]))[0]
         return self._bfs_request(url, 0, meta)
 
@@ -420,7 +425,18 @@ class LinkCrawl:
         if reason is None and self.bfs_max_depth is not None and depth > self.bfs_max_depth:
             reason = "over_max_depth"
             record.limit_bound("BFS_MAX_DEPTH", value=self.bfs_max_depth, given=self.depth_name)
-        if reason is None and self.bfs_max_pages and account.requested >= self.bfs_max_pages:
+        if reason is None and self.run.frontier is not None:
+            # a distributed job: seen and max_pages are the job's (claimed in Redis)
+            claimed = self._job_claim(twin_key(url), meta)
+            if claimed == 0:  # another worker requested it: its record is that worker's
+                record.counts["unique"] -= 1
+                return None
+            over = claimed < 0
+        else:
+            over = bool(
+                reason is None and self.bfs_max_pages and account.requested >= self.bfs_max_pages
+            )
+        if over:
             reason = "over_max_pages"
             record.limit_bound("BFS_MAX_PAGES", value=self.bfs_max_pages, given=self.pages_name)
         if reason is not None:
@@ -438,6 +454,18 @@ class LinkCrawl:
         # Its slug now, in admission order (deterministic), not when it answers.
         meta["slug"] = self.run.slugs.slugs_many([url], normalized_paths([url]))[0]
         return self._bfs_request(url, depth, meta)
+
+    def _job_claim(self, key: str, meta: dict[str, Any]) -> int:
+        """A worker of a distributed job claims the page before requesting it
+        (``DiscoveryRun.frontier``: 0 met by the job before, -1 over the job's max_pages,
+        else claimed; the request is then marked claimed). A local run: always 1."""
+        frontier = self.run.frontier
+        if frontier is None:
+            return 1
+        claimed = frontier.claim(key, self.bfs_max_pages)
+        if claimed > 0:
+            meta[JOB_CLAIMED] = True
+        return claimed
 
     # -- deterministic admission ------------------------------------------------------
     def _hold(self, key: str, url: str, depth: int, page: str, el: Any, place: int = 0) -> None:
@@ -942,7 +970,8 @@ class LinkCrawl:
         account.slash_redirects.append({"url": url, "to": target})
         self.record.counts["slash_redirects"] += 1
         self.crawler.stats.inc_value("links/slash_redirects")
-        follow = {k: meta[k] for k in ("via", "found_on", "anchor", "entry", "slug") if k in meta}
+        kept = ("via", "found_on", "anchor", "entry", "slug", JOB_CLAIMED)
+        follow = {k: meta[k] for k in kept if k in meta}
         follow["aliases"] = [*meta.get("aliases", ()), url]
         follow["redirect_urls"] = chain
         requests.append(self._bfs_request(target, meta.get("depth", 0), follow))

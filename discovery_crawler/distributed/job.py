@@ -70,6 +70,10 @@ class JobKeys:
         return self.prefix + "sequence"
 
     @property
+    def requested(self) -> str:  # counter: page requests given out (job-wide max_pages)
+        return self.prefix + "requested"
+
+    @property
     def workers(self) -> str:  # SET: the workers that may hold leases
         return self.prefix + "workers"
 
@@ -78,6 +82,9 @@ class JobKeys:
 
     def lease(self, worker: str) -> str:
         return f"{self.prefix}lease:{worker}"
+
+    def claims(self, worker: str) -> str:
+        return f"{self.prefix}claims:{worker}"
 
     def alive(self, worker: str) -> str:
         return f"{self.prefix}alive:{worker}"

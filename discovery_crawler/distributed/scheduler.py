@@ -4,9 +4,14 @@ Page fetches (``meta["page_fetch"]``, the link crawl's requests) go to the job's
 Redis; every other request (robots.txt, sitemaps, verify's checks) stays in this worker's
 own Scrapy ``Scheduler``, which this one wraps and asks first.
 
-- **Enqueue** (``scripts.ENQUEUE``): de-duplicated job-wide by the URL's seen-set slot
-  (``seen.py``, the link crawl's twin key), unless ``dont_filter`` (a retry); ordered by
-  priority, then arrival — the link crawl's breadth-first order.
+- **Claim** (``scripts.CLAIM``, ``claim``): the link crawl asks before it requests a page
+  (``DiscoveryRun.frontier`` is this scheduler): the URL's seen-set slot (``seen.py``, the
+  link crawl's twin key) and one of the job's ``max_pages`` taken in one step, so a page
+  is requested once per job and the budget holds over every worker; a claimed request
+  (``meta["job_claimed"]``) is enqueued without another look.
+- **Enqueue** (``scripts.ENQUEUE``): a request not claimed (a seed, a canonical's fetch)
+  is de-duplicated job-wide by the same slot, unless ``dont_filter`` (a retry); ordered
+  by priority, then arrival — the link crawl's breadth-first order.
 - **Lease, not pop** (``scripts.LEASE``): the request moves to this worker's lease hash.
   It is acknowledged (``scripts.ACK``) once the engine is done with it — its callback's or
   errback's output handed to the scheduler, a retry or redirect enqueued — which is when
@@ -40,7 +45,8 @@ from discovery_crawler.distributed import scripts
 from discovery_crawler.distributed.connection import DEFAULT_RECONNECT_TIMEOUT, connect
 from discovery_crawler.distributed.job import JobKeys, join_job
 from discovery_crawler.distributed.seen import seen_slot
-from discovery_crawler.private_names import after_request_removed
+from discovery_crawler.extensions.run import run_of
+from discovery_crawler.private_names import after_request_removed, poll_scheduler_every
 from discovery_crawler.urls.normalize import twin_key
 
 if TYPE_CHECKING:
@@ -53,7 +59,9 @@ logger = logging.getLogger(__name__)
 
 # The setting a run entry fills (spiders/base.py): {"name": job name, "identity": {...}}
 JOB_SETTING = "REDIS_JOB"
+CLAIMED_META = "job_claimed"  # set by the link crawl on a request it claimed (claim)
 DEFAULT_HEARTBEAT_TIMEOUT = 30.0
+IDLE_POLL_SECONDS = 0.5
 
 
 def worker_name() -> str:
@@ -90,6 +98,7 @@ class RedisScheduler(BaseScheduler):
         self._release = register(scripts.RELEASE)
         self._reap = register(scripts.REAP)
         self._pending = register(scripts.PENDING)
+        self._claim = register(scripts.CLAIM)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -112,6 +121,11 @@ class RedisScheduler(BaseScheduler):
         self.client.set(self.keys.alive(self.worker), "1", px=self.ttl_ms)
         self.client.sadd(self.keys.workers, self.worker)
         after_request_removed(self.crawler.engine, self._acknowledge)
+        # an idle worker asks the job's queue often: another's page may add work any time
+        poll_scheduler_every(self.crawler.engine, IDLE_POLL_SECONDS)
+        run = run_of(self.crawler)
+        if run is not None:
+            run.frontier = self  # the link crawl claims its pages here (claim)
         self._heart = threading.Thread(target=self._beat, name="redis-heartbeat", daemon=True)
         self._heart.start()
         logger.info("Worker %s joined job %s", self.worker, self.keys.name)
@@ -122,7 +136,10 @@ class RedisScheduler(BaseScheduler):
         if self._heart is not None:
             self._heart.join(5)
         keys = self.keys
-        released = self._release(keys=[keys.queue, keys.lease(self.worker)])
+        released = self._release(
+            keys=[keys.queue, keys.lease(self.worker), keys.claims(self.worker)],
+            args=[keys.prefix],
+        )
         if released:
             logger.info("Handed %d leased requests back to job %s", released, keys.name)
         self.client.delete(keys.alive(self.worker))
@@ -173,6 +190,24 @@ class RedisScheduler(BaseScheduler):
             self._ack_script(keys=[keys.lease(self.worker), keys.requests], args=[rid])
 
     # -- the frontier -----------------------------------------------------------------------
+    def claim(self, key: str, max_pages: int | None) -> int:
+        """Claim the page of seen-set key ``key`` for this worker to request: 0 when
+        the job met it before, -1 when the job's ``max_pages`` are given out (recorded
+        over the budget, by this worker only), else the job's page count with it."""
+        bucket, member = seen_slot(key)
+        keys = self.keys
+        verdict = int(
+            self._claim(
+                keys=[keys.seen(bucket), keys.requested, keys.claims(self.worker)],
+                args=[member, max_pages or 0, f"{bucket:x}:{member}"],
+            )
+        )
+        if verdict == 0:
+            self.stats.inc_value("redis/dupefilter/filtered")
+        elif verdict < 0:
+            self.stats.inc_value("redis/over_max_pages")
+        return verdict
+
     def enqueue_request(self, request: Request) -> bool:
         meta = request.meta
         if not meta.get("page_fetch"):
@@ -184,14 +219,17 @@ class RedisScheduler(BaseScheduler):
             self.stats.inc_value("redis/kept_local")
             return self.local.enqueue_request(request)
         keys = self.keys
-        if request.dont_filter:
+        bucket, member_int = seen_slot(twin_key(meta.get("page_url") or request.url))
+        claim = ""
+        if meta.get(CLAIMED_META):  # claimed (claim): its claim ends, its request is queued
+            member, seen_key, claim = "", keys.queue, f"{bucket:x}:{member_int}"
+        elif request.dont_filter:
             member, seen_key = "", keys.queue
         else:
-            bucket, member_int = seen_slot(twin_key(meta.get("page_url") or request.url))
             member, seen_key = str(member_int), keys.seen(bucket)
         rid = self._enqueue(
-            keys=[keys.queue, keys.requests, keys.sequence, seen_key],
-            args=[member, -request.priority, payload],
+            keys=[keys.queue, keys.requests, keys.sequence, seen_key, keys.claims(self.worker)],
+            args=[member, -request.priority, payload, claim],
         )
         if not rid:
             self.stats.inc_value("redis/dupefilter/filtered")

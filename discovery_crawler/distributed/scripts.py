@@ -4,7 +4,9 @@ queue, with per-worker leases instead of a fixed lease time).
 
 Key layout (``job.JobKeys``): ``queue`` ZSET id → score, ``requests`` HASH id → request,
 ``sequence`` the last id, ``seen:<bucket>`` intsets, ``workers`` SET, ``lease:<worker>``
-HASH id → score, ``alive:<worker>`` a key with a TTL its worker keeps refreshing.
+HASH id → score, ``alive:<worker>`` a key with a TTL its worker keeps refreshing,
+``claims:<worker>`` HASH ``<bucket hex>:<member>`` → 1 (claimed, not yet enqueued),
+``requested`` the job's page count.
 
 A score is ``-priority * 2**32 + id``: Scrapy's priority first (the link crawl's falls
 with depth: breadth-first), then arrival order (FIFO within a depth). Exact in a double
@@ -12,12 +14,13 @@ while ``|priority| < 2**20``."""
 
 from __future__ import annotations
 
-# KEYS: queue, requests, sequence, seen bucket (or the queue again: no dedup)
-# ARGV: seen member ('' = dont_filter), -priority, payload
+# KEYS: queue, requests, sequence, seen bucket (or the queue again: no dedup), claims
+# ARGV: seen member ('' = dont_filter or claimed), -priority, payload, claim field ('': none)
 ENQUEUE = """
 if ARGV[1] ~= '' and redis.call('SADD', KEYS[4], ARGV[1]) == 0 then
   return 0
 end
+if ARGV[4] ~= '' then redis.call('HDEL', KEYS[5], ARGV[4]) end
 local id = redis.call('INCR', KEYS[3])
 redis.call('HSET', KEYS[2], id, ARGV[3])
 redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) * 4294967296 + (id % 4294967296), id)
@@ -46,19 +49,43 @@ end
 return 0
 """
 
-# KEYS: queue, lease;  ARGV: -
-# A worker that stops hands its leases back (in their old places in the queue).
-RELEASE = """
+_UNCLAIM = """
+-- A worker's claims not yet enqueued (it stopped between the two) are given back: the
+-- URL leaves the seen-set and its page the job's count, so the worker that fetches the
+-- claiming page again claims them anew.
+local function unclaim(prefix, claims)
+  local held = redis.call('HGETALL', claims)
+  for i = 1, #held, 2 do
+    local bucket, member = string.match(held[i], '^(%x+):(%d+)$')
+    redis.call('SREM', prefix .. 'seen:' .. bucket, member)
+    redis.call('DECR', prefix .. 'requested')
+  end
+  redis.call('DEL', claims)
+  return #held / 2
+end
+"""
+
+# KEYS: queue, lease, claims;  ARGV: key prefix
+# A worker that stops hands its leases back (in their old places in the queue), and its
+# claims not yet enqueued.
+RELEASE = (
+    _UNCLAIM
+    + """
 local held = redis.call('HGETALL', KEYS[2])
 for i = 1, #held, 2 do redis.call('ZADD', KEYS[1], held[i + 1], held[i]) end
 redis.call('DEL', KEYS[2])
+unclaim(ARGV[1], KEYS[3])
 return #held / 2
 """
+)
 
 # KEYS: workers, queue;  ARGV: key prefix
-# The leases of every worker whose alive key expired go back to the queue; returns how
-# many. A live worker's leases are never touched, however slow it is.
-REAP = """
+# The leases of every worker whose alive key expired go back to the queue, its claims not
+# yet enqueued are given back; returns how many leases. A live worker's leases are never
+# touched, however slow it is.
+REAP = (
+    _UNCLAIM
+    + """
 local requeued = 0
 for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   if redis.call('EXISTS', ARGV[1] .. 'alive:' .. worker) == 0 then
@@ -69,11 +96,13 @@ for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
       requeued = requeued + 1
     end
     redis.call('DEL', lease)
+    unclaim(ARGV[1], ARGV[1] .. 'claims:' .. worker)
     redis.call('SREM', KEYS[1], worker)
   end
 end
 return requeued
 """
+)
 
 # KEYS: workers, queue;  ARGV: key prefix
 # The job's outstanding work: {queued, leased by any worker}.
@@ -83,4 +112,21 @@ for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   leased = leased + redis.call('HLEN', ARGV[1] .. 'lease:' .. worker)
 end
 return {redis.call('ZCARD', KEYS[2]), leased}
+"""
+
+# KEYS: seen bucket, requested (the job's page count), claims (this worker's)
+# ARGV: seen member, max_pages (0: none), claim field (bucket:member)
+# A page URL about to be requested, claimed for the job in one step: 0 when any worker
+# met it before (its seen slot taken), -1 when the job's max_pages are all given out (the
+# slot taken: this worker records it over the budget, no other does), else the job's
+# count of page requests with this one. Dedup and budget in one script, so a page counts
+# once and max_pages over any number of workers requests exactly max_pages pages. The
+# claim is held in the worker's claims until its request is enqueued (ENQUEUE), so a
+# worker killed in between gives it back (REAP).
+CLAIM = """
+if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+local budget = tonumber(ARGV[2])
+if budget > 0 and tonumber(redis.call('GET', KEYS[2]) or 0) >= budget then return -1 end
+redis.call('HSET', KEYS[3], ARGV[3], '1')
+return redis.call('INCR', KEYS[2])
 """

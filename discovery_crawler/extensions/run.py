@@ -146,6 +146,8 @@ class DiscoveryRun:
         # Components of the entry point that stages hand records to (None: not this run's).
         self.links: Any = None  # crawling/links.py: LinkCrawl (admit_listed, union mode)
         self.verifier: Any = None  # crawling/verify.py: ListedPageVerifier (verify_listed)
+        # distributed/scheduler.py: RedisScheduler (claim), when the run is a worker of a job
+        self.frontier: Any = None
         self.feeds_closed = False  # Scrapy's feed exporter has stored every feed
         self._failed_paths: set[str] = set()  # the files that could not be written
         self._after_feeds: list[Deferred[None]] = []
@@ -253,7 +255,11 @@ class DiscoveryRun:
         robots = record.robots or {}
         crawl = record.crawl
         pages = crawl.fetched if crawl is not None else 0
-        if not fetched and (robots.get("status") is None) and not pages:
+        if self.frontier is not None and not pages and not (crawl and crawl.requested):
+            # a worker of a distributed job that requested nothing: the job's other
+            # workers took every page (the job's result is theirs), not an unreachable site
+            record.note("this worker fetched no page: the job's other workers took them all")
+        elif not fetched and (robots.get("status") is None) and not pages:
             refusals = [r.get("reason") for r in crawl.refusals.items] if crawl else []
             # robots.txt's own error first: when it failed, the attempts after it were
             # only refused for that (fail closed), which says less

@@ -173,3 +173,42 @@ def test_three_workers_keep_one_interval_per_host(tmp_path, serve, redis_server)
     assert min(gaps) >= 0.05, sorted(gaps)[:5]
     assert sum(g >= 0.1 - 0.015 for g in gaps) >= 0.95 * len(gaps), sorted(gaps)[:10]
     assert times[-1] - times[0] >= 0.1 * len(gaps) - 0.015
+
+
+def inventory(out: Path) -> list[dict]:
+    lines = (out / "inventory.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def test_max_pages_is_the_jobs_over_three_workers(tmp_path, serve, redis_server):
+    """max_pages=50 over 3 workers: the server is asked for exactly 50 pages, each once;
+    the URLs past the budget are recorded (flag over_max_pages) by one worker each."""
+    write_site(tmp_path / "site", 300)
+    site = serve(tmp_path / "site")
+    outs = [tmp_path / f"w{i}" for i in range(3)]
+    args = ("-a", "job=budget", "-a", "max_pages=50")
+    # 0.05 s between two requests to the host (job-wide): the others join mid-crawl
+    workers = [
+        worker(site.url("/"), out, redis_server.url, *args, HOST_INTERVAL=0.05) for out in outs
+    ]
+    codes = [w.wait(300) for w in workers]
+    assert set(codes) <= {0, 5} and 5 in codes, codes  # bounded: whoever met the budget
+    fetched = page_fetches(site)
+    assert sum(fetched.values()) == 50, fetched
+    assert max(fetched.values()) == 1
+    records = [rec for out in outs for rec in inventory(out)]
+    over = [rec["url"] for rec in records if "over_max_pages" in (rec.get("flags") or [])]
+    assert over and len(over) == len(set(over))
+    assert not {site.url(path) for path in fetched} & set(over)
+    requested = [_stat(tmp_path / f"w{i}.log", "links/requested") for i in range(3)]
+    leased = [_stat(tmp_path / f"w{i}.log", "redis/leased") for i in range(3)]
+    assert sum(requested) == 50 and sum(leased) == 50, (requested, leased)
+    assert sum(n > 0 for n in leased) >= 2, leased  # the workers shared the pages
+
+
+def _stat(log: Path, name: str) -> int:
+    """A worker's stat from the dump Scrapy logs at the end (0 when absent)."""
+    for line in log.read_text(encoding="utf-8").splitlines():
+        if line.strip().startswith(f"'{name}':"):
+            return int(line.split(":", 1)[1].strip().rstrip(",}"))
+    return 0
