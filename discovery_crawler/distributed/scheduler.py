@@ -23,6 +23,11 @@ own Scrapy ``Scheduler``, which this one wraps and asks first.
 - **Job-wide idle**: there is work while the queue is not empty or any worker holds a
   lease, so a worker does not close while another may still find links.
 - **The end**: the last worker to close a finished job deletes its keys.
+- **Redis gone**: the client retries a dropped connection with back-off for
+  ``REDIS_RECONNECT_TIMEOUT`` seconds (the worker paused meanwhile; a Redis restarted with
+  its data goes on where it was). Past that, or when the job's identity key is missing
+  (Redis restarted without its data), the worker stops: one line, the run ``failed``
+  (exit 1) — never a worker that ends as if the job were done (``_lost``).
 
 Requests are stored as Scrapy's ``Request.to_dict`` (callbacks named as spider methods),
 pickled as Scrapy's disk queues do.
@@ -36,13 +41,18 @@ import pickle
 import secrets
 import socket
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy.core.scheduler import BaseScheduler, Scheduler
 from scrapy.utils.request import request_from_dict
 
 from discovery_crawler.distributed import scripts
-from discovery_crawler.distributed.connection import DEFAULT_RECONNECT_TIMEOUT, connect
+from discovery_crawler.distributed.connection import (
+    DEFAULT_RECONNECT_TIMEOUT,
+    connect,
+    redis_address,
+)
 from discovery_crawler.distributed.job import JobKeys, join_job
 from discovery_crawler.distributed.seen import seen_slot
 from discovery_crawler.extensions.run import run_of
@@ -77,7 +87,17 @@ class RedisScheduler(BaseScheduler):
         job: dict[str, Any],
         local: Scheduler,
         heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT,
+        address: str = "",
+        reconnect_timeout: float = DEFAULT_RECONNECT_TIMEOUT,
     ) -> None:
+        from redis.exceptions import RedisError  # the redis extra (checked by connect)
+
+        self._errors = RedisError
+        self.address = address
+        self.reconnect_timeout = reconnect_timeout
+        self.lost: str | None = None  # why this worker lost its job (it stops)
+        self._reap_after = 0.0  # monotonic: no reaping before (others reconnecting)
+        self._run_id: str | None = None  # Redis's run_id at the last heartbeat
         self.crawler = crawler
         self.stats = crawler.stats
         self.client = client
@@ -106,13 +126,12 @@ class RedisScheduler(BaseScheduler):
         job = settings.getdict(JOB_SETTING)
         if not job:
             raise RuntimeError(f"{JOB_SETTING}: no job (does the spider plan one?)")
-        client = connect(
-            settings.get("REDIS_URL"),
-            settings.getfloat("REDIS_RECONNECT_TIMEOUT", DEFAULT_RECONNECT_TIMEOUT),
-        )
+        url = settings.get("REDIS_URL")
+        reconnect = settings.getfloat("REDIS_RECONNECT_TIMEOUT", DEFAULT_RECONNECT_TIMEOUT)
+        client = connect(url, reconnect)
         local = Scheduler.from_crawler(crawler)
         timeout = settings.getfloat("REDIS_HEARTBEAT_TIMEOUT", DEFAULT_HEARTBEAT_TIMEOUT)
-        return cls(crawler, client, job, local, timeout)
+        return cls(crawler, client, job, local, timeout, redis_address(url), reconnect)
 
     # -- the worker's life ----------------------------------------------------------------
     def open(self, spider: Spider) -> Any:
@@ -135,6 +154,17 @@ class RedisScheduler(BaseScheduler):
         self._beating.set()
         if self._heart is not None:
             self._heart.join(5)
+        if self.lost is not None:  # nothing to hand back to, or no job to hand it to
+            return self.local.close(reason)
+        try:
+            self._leave(reason)
+        except self._errors as exc:
+            self.lose_connection(exc)
+        return self.local.close(reason)
+
+    def _leave(self, reason: str) -> None:
+        """Leases and claims handed back, this worker out of the job; the job's keys
+        deleted when it was the last and the job is done."""
         keys = self.keys
         released = self._release(
             keys=[keys.queue, keys.lease(self.worker), keys.claims(self.worker)],
@@ -147,18 +177,75 @@ class RedisScheduler(BaseScheduler):
         self._count_requeued()
         if reason == "finished":
             self._end_job_if_done()
-        return self.local.close(reason)
 
     def _beat(self) -> None:
         """Keep this worker alive in Redis and requeue dead workers' leases (a thread: a
         reactor busy for a while does not make the worker look dead)."""
         keys = self.keys
-        while not self._beating.wait(self.ttl_ms / 3000):
+        while not self._beating.wait(self.ttl_ms / 3000) and self.lost is None:
             try:
+                if not self.client.exists(keys.identity):
+                    self._call_in_reactor(self._lost_job)
+                    return
                 self.client.set(keys.alive(self.worker), "1", px=self.ttl_ms)
-                self._requeued += self._reap(keys=[keys.workers, keys.queue], args=[keys.prefix])
-            except Exception as exc:  # the client retries; what is left is said, not fatal
+                if not self._restarted() and time.monotonic() >= self._reap_after:
+                    reap = self._reap(keys=[keys.workers, keys.queue], args=[keys.prefix])
+                    self._requeued += reap
+            except self._errors as exc:  # the client retried for REDIS_RECONNECT_TIMEOUT
+                self._call_in_reactor(self.lose_connection, exc)
+                return
+            except Exception as exc:  # not Redis's: said, not fatal
                 logger.warning("Redis heartbeat of job %s failed: %s", keys.name, exc)
+
+    def _restarted(self) -> bool:
+        """Redis restarted since the last look (its ``run_id`` changed): the other workers'
+        heartbeats may have lapsed while it was down, so they get a whole timeout to beat
+        again before this worker reaps their leases."""
+        run_id = self.client.info("server").get("run_id")
+        last, self._run_id = self._run_id, run_id
+        if last is not None and run_id != last:
+            self._reap_after = time.monotonic() + self.ttl_ms / 1000
+            logger.warning("Redis at %s restarted; job %s goes on", self.address, self.keys.name)
+            return True
+        return False
+
+    # -- Redis gone -------------------------------------------------------------------------
+    def _call_in_reactor(self, function: Any, *args: Any) -> None:
+        from twisted.internet import reactor
+
+        reactor.callFromThread(function, *args)
+
+    def lose_connection(self, exc: BaseException) -> None:
+        """Redis did not answer within REDIS_RECONNECT_TIMEOUT: this worker stops."""
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        self._lose(
+            f"Redis at {self.address} (REDIS_URL) did not answer for "
+            f"{self.reconnect_timeout:g} s (REDIS_RECONNECT_TIMEOUT): {reason}; this worker "
+            f"of job {self.keys.name} stops (its pages fetched are in its inventory; start "
+            "the workers again once Redis answers to go on)"
+        )
+
+    def _lost_job(self) -> None:
+        self._lose(
+            f"job {self.keys.name} is gone from Redis at {self.address} (its identity key "
+            "is missing: Redis restarted without its data, or the keys were deleted); this "
+            "worker stops — the job's queue and seen-set are lost, run the job again"
+        )
+
+    def _lose(self, why: str) -> None:
+        """This worker cannot go on with its job: said once, the run failed (exit 1),
+        the crawl stopped — rather than a worker that ends as if the job were done."""
+        if self.lost is not None:
+            return
+        self.lost = why
+        self.stats.set_value("redis/lost", why)
+        logger.error("REDIS LOST: %s", why)
+        run = run_of(self.crawler)
+        if run is not None:
+            run.record.failure = run.record.failure or why
+            run.stop("redis_lost")
+        else:
+            self.crawler.engine.close_spider_async(reason="redis_lost")
 
     def _count_requeued(self) -> None:
         if self._requeued:
@@ -169,8 +256,10 @@ class RedisScheduler(BaseScheduler):
     def _end_job_if_done(self) -> None:
         """No worker left, no request queued: the job is done, its keys go."""
         keys = self.keys
-        queued, leased = self._pending(keys=[keys.workers, keys.queue], args=[keys.prefix])
-        if queued or leased or self.client.scard(keys.workers):
+        queued, leased, exists = self._pending(
+            keys=[keys.workers, keys.queue, keys.identity], args=[keys.prefix]
+        )
+        if queued or leased or not exists or self.client.scard(keys.workers):
             return
         batch: list[bytes] = []
         for key in self.client.scan_iter(match=_glob_escape(keys.prefix) + "*", count=1000):
@@ -185,23 +274,32 @@ class RedisScheduler(BaseScheduler):
     def _acknowledge(self, request: Request) -> None:
         """The engine is done with ``request``: its lease ends (its output is enqueued)."""
         rid = self._leased.pop(request, None)
-        if rid is not None:
+        if rid is not None and self.lost is None:
             keys = self.keys
-            self._ack_script(keys=[keys.lease(self.worker), keys.requests], args=[rid])
+            try:
+                self._ack_script(keys=[keys.lease(self.worker), keys.requests], args=[rid])
+            except self._errors as exc:
+                self.lose_connection(exc)
 
     # -- the frontier -----------------------------------------------------------------------
     def claim(self, key: str, max_pages: int | None) -> int:
         """Claim the page of seen-set key ``key`` for this worker to request: 0 when
         the job met it before, -1 when the job's ``max_pages`` are given out (recorded
         over the budget, by this worker only), else the job's page count with it."""
+        if self.lost is not None:
+            return 0  # the job is lost: nothing more is requested
         bucket, member = seen_slot(key)
         keys = self.keys
-        verdict = int(
-            self._claim(
-                keys=[keys.seen(bucket), keys.requested, keys.claims(self.worker)],
-                args=[member, max_pages or 0, f"{bucket:x}:{member}"],
+        try:
+            verdict = int(
+                self._claim(
+                    keys=[keys.seen(bucket), keys.requested, keys.claims(self.worker)],
+                    args=[member, max_pages or 0, f"{bucket:x}:{member}"],
+                )
             )
-        )
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return 0
         if verdict == 0:
             self.stats.inc_value("redis/dupefilter/filtered")
         elif verdict < 0:
@@ -212,6 +310,8 @@ class RedisScheduler(BaseScheduler):
         meta = request.meta
         if not meta.get("page_fetch"):
             return self.local.enqueue_request(request)
+        if self.lost is not None:
+            return False
         try:
             payload = pickle.dumps(request.to_dict(spider=self.spider), protocol=4)
         except (ValueError, pickle.PicklingError, TypeError, AttributeError) as exc:
@@ -227,10 +327,14 @@ class RedisScheduler(BaseScheduler):
             member, seen_key = "", keys.queue
         else:
             member, seen_key = str(member_int), keys.seen(bucket)
-        rid = self._enqueue(
-            keys=[keys.queue, keys.requests, keys.sequence, seen_key, keys.claims(self.worker)],
-            args=[member, -request.priority, payload, claim],
-        )
+        try:
+            rid = self._enqueue(
+                keys=[keys.queue, keys.requests, keys.sequence, seen_key, keys.claims(self.worker)],
+                args=[member, -request.priority, payload, claim],
+            )
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return False
         if not rid:
             self.stats.inc_value("redis/dupefilter/filtered")
             return False
@@ -241,11 +345,27 @@ class RedisScheduler(BaseScheduler):
         request = self.local.next_request()
         if request is not None:
             return request
+        if self.lost is not None:
+            return None
         keys, worker = self.keys, self.worker
-        got = self._lease(
-            keys=[keys.queue, keys.requests, keys.lease(worker), keys.workers, keys.alive(worker)],
-            args=[worker, self.ttl_ms],
-        )
+        try:
+            got = self._lease(
+                keys=[
+                    keys.queue,
+                    keys.requests,
+                    keys.lease(worker),
+                    keys.workers,
+                    keys.alive(worker),
+                    keys.identity,
+                ],
+                args=[worker, self.ttl_ms],
+            )
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return None
+        if got == -1:
+            self._lost_job()
+            return None
         if not got:
             self._count_requeued()
             return None
@@ -258,12 +378,29 @@ class RedisScheduler(BaseScheduler):
     def has_pending_requests(self) -> bool:
         if self.local.has_pending_requests():
             return True
+        if self.lost is not None:
+            return False
         keys = self.keys
-        queued, leased = self._pending(keys=[keys.workers, keys.queue], args=[keys.prefix])
+        try:
+            queued, leased, exists = self._pending(
+                keys=[keys.workers, keys.queue, keys.identity], args=[keys.prefix]
+            )
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return False
+        if not exists:  # an empty queue of a job that is gone is no job done
+            self._lost_job()
+            return False
         return bool(queued or leased)
 
     def __len__(self) -> int:
-        return len(self.local) + int(self.client.zcard(self.keys.queue))
+        if self.lost is not None:
+            return len(self.local)
+        try:
+            return len(self.local) + int(self.client.zcard(self.keys.queue))
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return len(self.local)
 
 
 def _glob_escape(text: str) -> str:

@@ -27,9 +27,11 @@ redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) * 4294967296 + (id % 4294967296), 
 return id
 """
 
-# KEYS: queue, requests, lease, workers, alive;  ARGV: worker, alive TTL (ms)
-# The first request, leased to the worker (not popped: it stays until acknowledged).
+# KEYS: queue, requests, lease, workers, alive, identity;  ARGV: worker, alive TTL (ms)
+# The first request, leased to the worker (not popped: it stays until acknowledged); -1
+# when the job's identity is gone (Redis restarted without its data): the job is lost.
 LEASE = """
+if redis.call('EXISTS', KEYS[6]) == 0 then return -1 end
 local got = redis.call('ZPOPMIN', KEYS[1])
 if #got == 0 then return false end
 local payload = redis.call('HGET', KEYS[2], got[1])
@@ -104,14 +106,14 @@ return requeued
 """
 )
 
-# KEYS: workers, queue;  ARGV: key prefix
-# The job's outstanding work: {queued, leased by any worker}.
+# KEYS: workers, queue, identity;  ARGV: key prefix
+# The job's outstanding work: {queued, leased by any worker, 1 while the job exists}.
 PENDING = """
 local leased = 0
 for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   leased = leased + redis.call('HLEN', ARGV[1] .. 'lease:' .. worker)
 end
-return {redis.call('ZCARD', KEYS[2]), leased}
+return {redis.call('ZCARD', KEYS[2]), leased, redis.call('EXISTS', KEYS[3])}
 """
 
 # KEYS: seen bucket, requested (the job's page count), claims (this worker's)

@@ -212,3 +212,93 @@ def _stat(log: Path, name: str) -> int:
         if line.strip().startswith(f"'{name}':"):
             return int(line.split(":", 1)[1].strip().rstrip(",}"))
     return 0
+
+
+def _wait_for_fetches(site, count: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while len(page_fetches(site)) < count:
+        assert time.monotonic() < deadline, "the workers never got going"
+        time.sleep(0.02)
+
+
+def test_redis_restarted_with_its_data_the_workers_go_on(tmp_path, serve, redis_server):
+    """Redis stopped (SHUTDOWN SAVE) for 1 s mid-crawl and started again with its data:
+    both workers wait, reconnect and finish the job; every page fetched, a page fetched
+    twice only if its lease was handed back."""
+    pages = write_site(tmp_path / "site", 400)
+    site = serve(tmp_path / "site")
+    outs = [tmp_path / f"w{i}" for i in range(2)]
+    workers = [
+        worker(
+            site.url("/"),
+            out,
+            redis_server.url,
+            "-a",
+            "job=kept",
+            HOST_INTERVAL=0.01,
+            REDIS_RECONNECT_TIMEOUT=20,
+        )
+        for out in outs
+    ]
+    _wait_for_fetches(site, 60)
+    redis_server.restart(keep_data=True, down=1.0)
+    assert len(page_fetches(site)) < len(pages) - 100  # the restart came mid-crawl
+    assert [w.wait(300) for w in workers] == [0, 0]
+    fetched = page_fetches(site)
+    assert set(fetched) == pages
+    twice = [path for path, n in fetched.items() if n > 1]
+    assert len(twice) <= 4, twice
+    assert redis_server.client().dbsize() == 0
+
+
+def test_redis_restarted_without_its_data_each_worker_fails_in_one_line(
+    tmp_path, serve, redis_server
+):
+    """Redis restarted empty mid-crawl: the job's queue and seen-set are gone. Each
+    worker stops with one REDIS LOST line, the summary says FAILED, exit 1 — none ends
+    as if the job were done."""
+    write_site(tmp_path / "site", 400)
+    site = serve(tmp_path / "site")
+    outs = [tmp_path / f"w{i}" for i in range(2)]
+    workers = [
+        worker(site.url("/"), out, redis_server.url, "-a", "job=lost", HOST_INTERVAL=0.01)
+        for out in outs
+    ]
+    _wait_for_fetches(site, 60)
+    redis_server.restart(keep_data=False)
+    assert [w.wait(120) for w in workers] == [1, 1]
+    for i in range(2):
+        log = (tmp_path / f"w{i}.log").read_text()
+        lost = [line for line in log.splitlines() if "REDIS LOST" in line]
+        assert len(lost) == 1, lost
+        assert "job lost is gone from Redis at 127.0.0.1" in lost[0]
+        assert "FAILED: job lost is gone from Redis" in log
+        entry = json.loads((outs[i] / "_crawl-log.json").read_text())["runs"][-1]
+        assert entry["status"] == "failed"
+
+
+def test_redis_down_past_the_reconnect_timeout_fails_in_one_line(tmp_path, serve, redis_server):
+    """Redis stopped mid-crawl and not back within REDIS_RECONNECT_TIMEOUT (2 s): the
+    worker stops with one line naming the address and the setting, exit 1."""
+    write_site(tmp_path / "site", 400)
+    site = serve(tmp_path / "site")
+    out = tmp_path / "w0"
+    one = worker(
+        site.url("/"),
+        out,
+        redis_server.url,
+        "-a",
+        "job=down",
+        HOST_INTERVAL=0.01,
+        REDIS_RECONNECT_TIMEOUT=2,
+    )
+    _wait_for_fetches(site, 40)
+    redis_server.stop()
+    started = time.monotonic()
+    assert one.wait(120) == 1
+    assert time.monotonic() - started < 60
+    log = (tmp_path / "w0.log").read_text()
+    lost = [line for line in log.splitlines() if "REDIS LOST" in line]
+    assert len(lost) == 1, lost
+    assert f"Redis at 127.0.0.1:{redis_server.port}/0 (REDIS_URL) did not answer for 2 s" in lost[0]
+    assert "FAILED: Redis at" in log
