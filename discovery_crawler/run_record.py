@@ -180,6 +180,8 @@ class RunRecord:
         self.notes: list[str] = []
         self.warnings: list[str] = []
         self.failure: str | None = None  # set when the run could not do its job
+        # a distributed job's worker: the job, its workers' accounts (distributed/result.py)
+        self.distributed: dict[str, Any] | None = None
         self.write_error: str | None = None  # the first output that could not be written
         self.job: Any = None  # extensions/job.py: the resumable job's account, with JOBDIR
         # middlewares/chunk.py, MAX_CHUNK_PAGES: {"max_pages", "fetched", "more_to_do"}
@@ -316,5 +318,6 @@ class RunRecord:
             "changes": self.changes.as_dict() if self.changes is not None else None,
             **({"job": self.job.as_dict()} if self.job is not None else {}),
             **({"chunk": dict(self.chunk)} if self.chunk is not None else {}),
+            **({"distributed": self.distributed} if self.distributed is not None else {}),
             "warnings": self.warnings,
         }

@@ -61,8 +61,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from scrapy import Request, signals
-from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, StopDownload
 from scrapy.http import HtmlResponse
+from scrapy.utils.defer import deferred_from_coro
+from twisted.internet.task import LoopingCall
 
 from discovery_crawler.arguments import input_failure
 from discovery_crawler.crawling.account import CrawlAccount, UnionTally
@@ -328,6 +330,7 @@ class LinkCrawl:
         self._held_forms: dict[str, set[str]] = {}  # key -> twin spellings met while held
         self._in_flight: Counter[int] = Counter()
         self.walk_over: Callable[[], bool] | None = None
+        self._poller: LoopingCall | None = None  # a distributed job's release poll
         crawler.signals.connect(self._dropped, signal=signals.request_dropped)
         crawler.signals.connect(self._idle, signal=signals.spider_idle)
 
@@ -385,7 +388,7 @@ class LinkCrawl:
         self.record.seen.twins.expect(twin_key(url), url)
         self.record.counts["unique"] += 1
         meta = {"via": "seed", "found_on": None, "anchor": None}
-        if self._job_claim(twin_key(url), meta) > 0:
+        if self._job_claim(twin_key(url), 0, meta) > 0:
             self.account.requested += 1
             self.crawler.stats.inc_value("links/requested")
         union = self.account.union
@@ -427,7 +430,7 @@ class LinkCrawl:
             record.limit_bound("BFS_MAX_DEPTH", value=self.bfs_max_depth, given=self.depth_name)
         if reason is None and self.run.frontier is not None:
             # a distributed job: seen and max_pages are the job's (claimed in Redis)
-            claimed = self._job_claim(twin_key(url), meta)
+            claimed = self._job_claim(twin_key(url), depth, meta)
             if claimed == 0:  # another worker requested it: its record is that worker's
                 record.counts["unique"] -= 1
                 return None
@@ -455,17 +458,60 @@ class LinkCrawl:
         meta["slug"] = self.run.slugs.slugs_many([url], normalized_paths([url]))[0]
         return self._bfs_request(url, depth, meta)
 
-    def _job_claim(self, key: str, meta: dict[str, Any]) -> int:
+    def _job_claim(self, key: str, depth: int, meta: dict[str, Any]) -> int:
         """A worker of a distributed job claims the page before requesting it
         (``DiscoveryRun.frontier``: 0 met by the job before, -1 over the job's max_pages,
-        else claimed; the request is then marked claimed). A local run: always 1."""
+        else claimed; the request is then marked claimed), its citation weighed against
+        the other workers'. A local run: always 1."""
         frontier = self.run.frontier
         if frontier is None:
             return 1
-        claimed = frontier.claim(key, self.bfs_max_pages)
+        citation = {k: meta.get(k) for k in ("found_on", "via", "anchor")}
+        claimed = frontier.claim(key, self.bfs_max_pages, {**citation, "depth": depth})
         if claimed > 0:
             meta[JOB_CLAIMED] = True
         return claimed
+
+    def _job_page_done(self, request: Request) -> None:
+        """A distributed job: the page's links are held (told to the job first), so it
+        no longer counts at its depth — a level is admitted job-wide once no worker has a
+        page of a smaller depth, or holds links of one (``release``)."""
+        frontier = self.run.frontier
+        if frontier is not None:
+            frontier.hold(self._held_levels)
+            frontier.page_done(request)
+
+    def _job_held(self) -> None:
+        frontier = self.run.frontier
+        if frontier is None:
+            return
+        frontier.hold(self._held_levels)
+        if self._poller is None:
+            # Another worker's level may end while this one waits with links held and no
+            # page of its own to answer: it looks again every 0.5 s (and its links keep
+            # the job from looking done, so it would never go idle).
+            self._poller = LoopingCall(self._release_held)
+            self._poller.start(0.5, now=False)
+            self.crawler.signals.connect(self._stop_poller, signal=signals.spider_closed)
+
+    def _stop_poller(self) -> None:
+        if self._poller is not None and self._poller.running:
+            self._poller.stop()
+
+    def _release_held(self) -> None:
+        """Admit the held levels that may go now; their requests scheduled, their
+        records (not fetched: a file, over a budget) sent to the pipelines."""
+        if not self._held:
+            return
+        engine = self.crawler.engine
+        if engine is None or engine.spider is None:
+            return
+        for output in list(self.release()):
+            if isinstance(output, Request):
+                engine.crawl(output)
+            else:
+                deferred_from_coro(engine.scraper.start_itemproc_async(output, response=None))
+        self._job_held()
 
     # -- deterministic admission ------------------------------------------------------
     def _hold(self, key: str, url: str, depth: int, page: str, el: Any, place: int = 0) -> None:
@@ -513,14 +559,10 @@ class LinkCrawl:
         if not self._held:
             return
         self._in_flight.clear()
-        batches = list(self.release())
-        engine = self.crawler.engine
-        for output in batches:
-            if isinstance(output, Request):
-                engine.crawl(output)
-        lost = sum(len(b.records or ()) for b in batches if isinstance(b, UrlBatch))
-        if lost:
-            logger.warning("%d held URL record(s) released while idle were not written", lost)
+        self._release_held()
+        if self._held and self.run.frontier is not None:
+            # a distributed job: another worker's smaller level is not done yet
+            raise DontCloseSpider
 
     def release(self) -> Iterator[UrlBatch | Request]:
         """Admit every held level whose smaller depths are done (and, in union mode, the
@@ -530,9 +572,15 @@ class LinkCrawl:
         if not held or (self.walk_over is not None and not self.walk_over()):
             return
         levels, in_flight = self._held_levels, self._in_flight
+        frontier = self.run.frontier
         while held:
             level = min(d for d, n in levels.items() if n > 0)
-            if any(n > 0 for d, n in in_flight.items() if d < level):
+            if frontier is not None:
+                # a distributed job: the job's pages, whichever worker fetches them (this
+                # worker's requests go to others, and it answers theirs)
+                if frontier.pending_below(level):
+                    return
+            elif any(n > 0 for d, n in in_flight.items() if d < level):
                 return
             chosen = sorted(
                 (found_on, place, url, key, anchor)
@@ -715,7 +763,9 @@ class LinkCrawl:
             yield from self._parse_page(response)
         finally:
             self._in_flight[response.meta.get("depth", 0)] -= 1
+            self._job_page_done(response.request)
         yield from self.release()
+        self._job_held()
 
     def _parse_page(self, response: Response) -> Iterator[UrlBatch | Request]:
         """The page's record and the records of what it named but is not fetched, in
@@ -1239,7 +1289,9 @@ class LinkCrawl:
         finally:
             if request is not None:
                 self._in_flight[request.meta.get("depth", 0)] -= 1
+                self._job_page_done(request)
         yield from self.release()
+        self._job_held()
 
     def _page_failed(self, failure: Failure) -> Iterator[Any]:
         """No response: robots said no (``IgnoreRequest``), a timeout, a network error.

@@ -54,6 +54,8 @@ from discovery_crawler.distributed.connection import (
     redis_address,
 )
 from discovery_crawler.distributed.job import JobKeys, join_job
+from discovery_crawler.distributed.merge import citation_fields, citation_order
+from discovery_crawler.distributed.result import JobResult
 from discovery_crawler.distributed.seen import seen_slot
 from discovery_crawler.extensions.run import run_of
 from discovery_crawler.private_names import after_request_removed, poll_scheduler_every
@@ -96,6 +98,8 @@ class RedisScheduler(BaseScheduler):
         self.address = address
         self.reconnect_timeout = reconnect_timeout
         self.lost: str | None = None  # why this worker lost its job (it stops)
+        self.close_reason: str | None = None
+        self.finished = False  # closed with "finished": the job may be done
         self._reap_after = 0.0  # monotonic: no reaping before (others reconnecting)
         self._run_id: str | None = None  # Redis's run_id at the last heartbeat
         self.crawler = crawler
@@ -107,7 +111,8 @@ class RedisScheduler(BaseScheduler):
         self.worker = worker_name()
         self.ttl_ms = max(int(heartbeat_timeout * 1000), 1000)
         self.spider: Spider | None = None
-        self._leased: dict[Request, str] = {}  # request object -> its id in Redis
+        # request -> (its id, its depth, or "-" once the page is done: page_done)
+        self._leased: dict[Request, tuple[str, int | str]] = {}
         self._requeued = 0  # by this worker's reaper, since it was last counted
         self._beating = threading.Event()
         self._heart: threading.Thread | None = None
@@ -119,6 +124,8 @@ class RedisScheduler(BaseScheduler):
         self._reap = register(scripts.REAP)
         self._pending = register(scripts.PENDING)
         self._claim = register(scripts.CLAIM)
+        self._below = register(scripts.BELOW)
+        self._held_sent: dict[int, int] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -139,18 +146,22 @@ class RedisScheduler(BaseScheduler):
         join_job(self.client, self.keys, self.identity)  # a script's run: not checked yet
         self.client.set(self.keys.alive(self.worker), "1", px=self.ttl_ms)
         self.client.sadd(self.keys.workers, self.worker)
+        self.client.sadd(self.keys.members, self.worker)
         after_request_removed(self.crawler.engine, self._acknowledge)
         # an idle worker asks the job's queue often: another's page may add work any time
         poll_scheduler_every(self.crawler.engine, IDLE_POLL_SECONDS)
         run = run_of(self.crawler)
         if run is not None:
             run.frontier = self  # the link crawl claims its pages here (claim)
+            run.feed_hooks.append(JobResult(self, run).after_feeds)  # one result per job
         self._heart = threading.Thread(target=self._beat, name="redis-heartbeat", daemon=True)
         self._heart.start()
         logger.info("Worker %s joined job %s", self.worker, self.keys.name)
         return self.local.open(spider)
 
     def close(self, reason: str) -> Any:
+        self.close_reason = reason
+        self.finished = reason == "finished"
         self._beating.set()
         if self._heart is not None:
             self._heart.join(5)
@@ -163,8 +174,9 @@ class RedisScheduler(BaseScheduler):
         return self.local.close(reason)
 
     def _leave(self, reason: str) -> None:
-        """Leases and claims handed back, this worker out of the job; the job's keys
-        deleted when it was the last and the job is done."""
+        """Leases and claims handed back, this worker out of the frontier (its records
+        are handed over, and the job ended by its last worker, once its feed is stored:
+        ``result.py``)."""
         keys = self.keys
         released = self._release(
             keys=[keys.queue, keys.lease(self.worker), keys.claims(self.worker)],
@@ -172,11 +184,11 @@ class RedisScheduler(BaseScheduler):
         )
         if released:
             logger.info("Handed %d leased requests back to job %s", released, keys.name)
-        self.client.delete(keys.alive(self.worker))
+        # out of the frontier; its heartbeat key stays until its records are handed over
+        self.client.delete(keys.held(self.worker))
+        self.client.set(keys.alive(self.worker), "1", px=self.ttl_ms)
         self.client.srem(keys.workers, self.worker)
         self._count_requeued()
-        if reason == "finished":
-            self._end_job_if_done()
 
     def _beat(self) -> None:
         """Keep this worker alive in Redis and requeue dead workers' leases (a thread: a
@@ -216,13 +228,22 @@ class RedisScheduler(BaseScheduler):
         reactor.callFromThread(function, *args)
 
     def lose_connection(self, exc: BaseException) -> None:
-        """Redis did not answer within REDIS_RECONNECT_TIMEOUT: this worker stops."""
+        """Redis did not answer within REDIS_RECONNECT_TIMEOUT (or answered a command
+        with an error): this worker stops."""
+        from redis.exceptions import ConnectionError, TimeoutError
+
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            what = (
+                f"did not answer for {self.reconnect_timeout:g} s (REDIS_RECONNECT_TIMEOUT): "
+                f"{reason}"
+            )
+        else:
+            what = f"answered with an error: {reason}"
         self._lose(
-            f"Redis at {self.address} (REDIS_URL) did not answer for "
-            f"{self.reconnect_timeout:g} s (REDIS_RECONNECT_TIMEOUT): {reason}; this worker "
-            f"of job {self.keys.name} stops (its pages fetched are in its inventory; start "
-            "the workers again once Redis answers to go on)"
+            f"Redis at {self.address} (REDIS_URL) {what}; this worker of job "
+            f"{self.keys.name} stops (its pages fetched are in its inventory; start the "
+            "workers again once Redis answers to go on)"
         )
 
     def _lost_job(self) -> None:
@@ -253,14 +274,9 @@ class RedisScheduler(BaseScheduler):
             logger.warning("Requeued %d requests leased by workers that stopped", requeued)
             self.stats.inc_value("redis/requeued", requeued)
 
-    def _end_job_if_done(self) -> None:
-        """No worker left, no request queued: the job is done, its keys go."""
+    def delete_job_keys(self) -> None:
+        """The job is done and its result written: its keys go."""
         keys = self.keys
-        queued, leased, exists = self._pending(
-            keys=[keys.workers, keys.queue, keys.identity], args=[keys.prefix]
-        )
-        if queued or leased or not exists or self.client.scard(keys.workers):
-            return
         batch: list[bytes] = []
         for key in self.client.scan_iter(match=_glob_escape(keys.prefix) + "*", count=1000):
             batch.append(key)
@@ -273,19 +289,23 @@ class RedisScheduler(BaseScheduler):
 
     def _acknowledge(self, request: Request) -> None:
         """The engine is done with ``request``: its lease ends (its output is enqueued)."""
-        rid = self._leased.pop(request, None)
-        if rid is not None and self.lost is None:
+        leased = self._leased.pop(request, None)
+        if leased is not None and self.lost is None:
             keys = self.keys
             try:
-                self._ack_script(keys=[keys.lease(self.worker), keys.requests], args=[rid])
+                self._ack_script(
+                    keys=[keys.lease(self.worker), keys.requests, keys.depths], args=list(leased)
+                )
             except self._errors as exc:
                 self.lose_connection(exc)
 
     # -- the frontier -----------------------------------------------------------------------
-    def claim(self, key: str, max_pages: int | None) -> int:
+    def claim(self, key: str, max_pages: int | None, citation: dict[str, Any]) -> int:
         """Claim the page of seen-set key ``key`` for this worker to request: 0 when
         the job met it before, -1 when the job's ``max_pages`` are given out (recorded
-        over the budget, by this worker only), else the job's page count with it."""
+        over the budget, by this worker only), else the job's page count with it. The
+        ``citation`` (depth, found_on, via, anchor) is weighed against every other
+        worker's of the URL, the best kept for the job's inventory (``merge.py``)."""
         if self.lost is not None:
             return 0  # the job is lost: nothing more is requested
         bucket, member = seen_slot(key)
@@ -293,8 +313,20 @@ class RedisScheduler(BaseScheduler):
         try:
             verdict = int(
                 self._claim(
-                    keys=[keys.seen(bucket), keys.requested, keys.claims(self.worker)],
-                    args=[member, max_pages or 0, f"{bucket:x}:{member}"],
+                    keys=[
+                        keys.seen(bucket),
+                        keys.requested,
+                        keys.claims(self.worker),
+                        keys.citations,
+                    ],
+                    args=[
+                        member,
+                        max_pages or 0,
+                        f"{bucket:x}:{member}",
+                        key,
+                        citation_order(citation["depth"], citation["found_on"]),
+                        citation_fields(**citation),
+                    ],
                 )
             )
         except self._errors as exc:
@@ -329,8 +361,15 @@ class RedisScheduler(BaseScheduler):
             member, seen_key = str(member_int), keys.seen(bucket)
         try:
             rid = self._enqueue(
-                keys=[keys.queue, keys.requests, keys.sequence, seen_key, keys.claims(self.worker)],
-                args=[member, -request.priority, payload, claim],
+                keys=[
+                    keys.queue,
+                    keys.requests,
+                    keys.sequence,
+                    seen_key,
+                    keys.claims(self.worker),
+                    keys.depths,
+                ],
+                args=[member, -request.priority, payload, claim, int(meta.get("depth", 0))],
             )
         except self._errors as exc:
             self.lose_connection(exc)
@@ -371,9 +410,57 @@ class RedisScheduler(BaseScheduler):
             return None
         rid, payload = got
         request = request_from_dict(pickle.loads(payload), spider=self.spider)
-        self._leased[request] = rid
+        self._leased[request] = (rid, int(request.meta.get("depth", 0)))
         self.stats.inc_value("redis/leased")
         return request
+
+    def page_done(self, request: Request) -> None:
+        """The link crawl is done with a leased page (its links held or admitted): it no
+        longer counts at its depth (``pending_below``), before its lease ends."""
+        leased = self._leased.get(request)
+        if leased is None or leased[1] == "-" or self.lost is not None:
+            return
+        self._leased[request] = (leased[0], "-")
+        try:
+            self.client.hincrby(self.keys.depths, str(leased[1]), -1)
+        except self._errors as exc:
+            self.lose_connection(exc)
+
+    def pending_below(self, depth: int) -> bool:
+        """Any page of a smaller link depth queued or leased by any worker: a level is
+        admitted job-wide only once every smaller one is done, so each URL's depth and
+        citation are those one run gives (``LinkCrawl.release``)."""
+        if self.lost is not None:
+            return False
+        keys = self.keys
+        try:
+            return bool(
+                self._below(
+                    keys=[keys.depths, keys.workers], args=[keys.prefix, depth, self.worker]
+                )
+            )
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return False
+
+    def hold(self, levels: dict[int, int]) -> None:
+        """The link crawl's held links per level (``LinkCrawl._held_levels``), told to the
+        job: smaller levels held anywhere keep the others' larger ones waiting, and a
+        worker holding links keeps the job from looking done."""
+        now = {d: n for d, n in levels.items() if n > 0}
+        if now == self._held_sent or self.lost is not None:
+            return
+        key = self.keys.held(self.worker)
+        try:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.delete(key)
+            if now:
+                pipe.hset(key, mapping=now)
+            pipe.execute()
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return
+        self._held_sent = now
 
     def has_pending_requests(self) -> bool:
         if self.local.has_pending_requests():

@@ -14,13 +14,16 @@ while ``|priority| < 2**20``."""
 
 from __future__ import annotations
 
-# KEYS: queue, requests, sequence, seen bucket (or the queue again: no dedup), claims
-# ARGV: seen member ('' = dont_filter or claimed), -priority, payload, claim field ('': none)
+# KEYS: queue, requests, sequence, seen bucket (or the queue again: no dedup), claims,
+#       depths
+# ARGV: seen member ('' = dont_filter or claimed), -priority, payload, claim field ('': none),
+#       link depth
 ENQUEUE = """
 if ARGV[1] ~= '' and redis.call('SADD', KEYS[4], ARGV[1]) == 0 then
   return 0
 end
 if ARGV[4] ~= '' then redis.call('HDEL', KEYS[5], ARGV[4]) end
+redis.call('HINCRBY', KEYS[6], ARGV[5], 1)
 local id = redis.call('INCR', KEYS[3])
 redis.call('HSET', KEYS[2], id, ARGV[3])
 redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) * 4294967296 + (id % 4294967296), id)
@@ -42,10 +45,11 @@ redis.call('SET', KEYS[5], '1', 'PX', ARGV[2])
 return {got[1], payload}
 """
 
-# KEYS: lease, requests;  ARGV: id
+# KEYS: lease, requests, depths;  ARGV: id, link depth ('-': counted done already)
 ACK = """
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then
   redis.call('HDEL', KEYS[2], ARGV[1])
+  if ARGV[2] ~= '-' then redis.call('HINCRBY', KEYS[3], ARGV[2], -1) end
   return 1
 end
 return 0
@@ -98,6 +102,7 @@ for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
       requeued = requeued + 1
     end
     redis.call('DEL', lease)
+    redis.call('DEL', ARGV[1] .. 'held:' .. worker)
     unclaim(ARGV[1], ARGV[1] .. 'claims:' .. worker)
     redis.call('SREM', KEYS[1], worker)
   end
@@ -107,17 +112,24 @@ return requeued
 )
 
 # KEYS: workers, queue, identity;  ARGV: key prefix
-# The job's outstanding work: {queued, leased by any worker, 1 while the job exists}.
+# The job's outstanding work: {queued, leased or held (links waiting for their level) by
+# any worker, 1 while the job exists}.
 PENDING = """
 local leased = 0
 for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   leased = leased + redis.call('HLEN', ARGV[1] .. 'lease:' .. worker)
+  for _, n in ipairs(redis.call('HVALS', ARGV[1] .. 'held:' .. worker)) do
+    leased = leased + tonumber(n)
+  end
 end
 return {redis.call('ZCARD', KEYS[2]), leased, redis.call('EXISTS', KEYS[3])}
 """
 
-# KEYS: seen bucket, requested (the job's page count), claims (this worker's)
-# ARGV: seen member, max_pages (0: none), claim field (bucket:member)
+# KEYS: seen bucket, requested (the job's page count), claims (this worker's), citations
+# ARGV: seen member, max_pages (0: none), claim field (bucket:member), the URL's key, its
+#       citation's order ("<depth, 6 digits>\t<citing URL>"), the citation (JSON)
+# Every worker's citation of the URL is weighed, the best kept (``citations``: the
+# smallest depth, then the smallest citing URL), whichever worker claims it first.
 # A page URL about to be requested, claimed for the job in one step: 0 when any worker
 # met it before (its seen slot taken), -1 when the job's max_pages are all given out (the
 # slot taken: this worker records it over the budget, no other does), else the job's
@@ -126,9 +138,40 @@ return {redis.call('ZCARD', KEYS[2]), leased, redis.call('EXISTS', KEYS[3])}
 # claim is held in the worker's claims until its request is enqueued (ENQUEUE), so a
 # worker killed in between gives it back (REAP).
 CLAIM = """
+-- byte order (Lua's < follows the server's locale)
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local old = redis.call('HGET', KEYS[4], ARGV[4])
+if not old or before(ARGV[5], string.match(old, '^[^\\n]*')) then
+  redis.call('HSET', KEYS[4], ARGV[4], ARGV[5] .. '\\n' .. ARGV[6])
+end
 if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
 local budget = tonumber(ARGV[2])
 if budget > 0 and tonumber(redis.call('GET', KEYS[2]) or 0) >= budget then return -1 end
 redis.call('HSET', KEYS[3], ARGV[3], '1')
 return redis.call('INCR', KEYS[2])
+"""
+
+# KEYS: depths, workers;  ARGV: key prefix, link depth, this worker
+# 1 when any page of a smaller depth is queued or leased, or another worker holds links
+# of a smaller depth for their level (``held:<worker>``), else 0: the level may go.
+BELOW = """
+local depth = tonumber(ARGV[2])
+local counts = redis.call('HGETALL', KEYS[1])
+for i = 1, #counts, 2 do
+  if tonumber(counts[i]) < depth and tonumber(counts[i + 1]) > 0 then return 1 end
+end
+for _, worker in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local held = {}
+  if worker ~= ARGV[3] then held = redis.call('HGETALL', ARGV[1] .. 'held:' .. worker) end
+  for i = 1, #held, 2 do
+    if tonumber(held[i]) < depth and tonumber(held[i + 1]) > 0 then return 1 end
+  end
+end
+return 0
 """

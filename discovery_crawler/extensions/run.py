@@ -43,6 +43,7 @@ from discovery_crawler.urls.seen import SeenSet
 from discovery_crawler.urls.slugs import SlugAllocator
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
     from pathlib import Path
     from typing import Self
 
@@ -151,6 +152,11 @@ class DiscoveryRun:
         self.feeds_closed = False  # Scrapy's feed exporter has stored every feed
         self._failed_paths: set[str] = set()  # the files that could not be written
         self._after_feeds: list[Deferred[None]] = []
+        # Work on the stored feeds before the run is reported (a distributed job's worker
+        # hands its records over; the job's last worker writes the job's one inventory):
+        # awaited once, by the first reporter, the others wait for it.
+        self.feed_hooks: list[Callable[[], Awaitable[None]]] = []
+        self._hooks_state: list[Deferred[None]] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -182,10 +188,32 @@ class DiscoveryRun:
         the other ``spider_closed`` handlers: what reports the run's outcome (the summary,
         the crawl log, the job) awaits this, so a feed that fails there is told too."""
         engine = self.crawler.engine
-        if self.feeds_closed or engine is None or self.crawler.get_extension(FeedExporter) is None:
+        if not (
+            self.feeds_closed or engine is None or self.crawler.get_extension(FeedExporter) is None
+        ):
+            waiter: Deferred[None] = Deferred()
+            self._after_feeds.append(waiter)
+            await maybe_deferred_to_future(waiter)
+        await self._run_feed_hooks()
+
+    async def _run_feed_hooks(self) -> None:
+        """``feed_hooks``, once: the first caller runs them, later ones wait for them."""
+        if self._hooks_state is None:
+            self._hooks_state = []
+            for hook in self.feed_hooks:
+                try:
+                    await hook()
+                except Exception:
+                    logger.exception("a step after the feeds were stored failed")
+            waiting, self._hooks_state = self._hooks_state, None
+            self.feed_hooks = []
+            for waiter in waiting:
+                waiter.callback(None)
+            return
+        if not self.feed_hooks:
             return
         waiter: Deferred[None] = Deferred()
-        self._after_feeds.append(waiter)
+        self._hooks_state.append(waiter)
         await maybe_deferred_to_future(waiter)
 
     # -- the site -------------------------------------------------------------------------

@@ -46,7 +46,17 @@ def page_fetches(server) -> Counter:
     return Counter(path for _, path, _ in server.requests if path != "/robots.txt")
 
 
-def test_three_workers_fetch_every_page_once_and_find_what_one_finds(tmp_path, serve, redis_server):
+TIMESTAMPS = ("fetched_at", "lastmod_seen")  # fields two runs may differ in
+
+
+def comparable(records: list[dict]) -> dict[str, dict]:
+    return {rec["url"]: {k: v for k, v in rec.items() if k not in TIMESTAMPS} for rec in records}
+
+
+def test_three_workers_write_the_one_inventory_a_single_run_writes(tmp_path, serve, redis_server):
+    """3 workers of one job: every page fetched once (the server's log); the worker that
+    ends the job writes the job's one inventory, record for record a single run's (same
+    URLs, citations, slugs, flags), and one crawl-log entry naming the 3 workers."""
     pages = write_site(tmp_path / "site", 1200)
     site = serve(tmp_path / "site")
     outs = [tmp_path / f"w{i}" for i in range(3)]
@@ -55,10 +65,20 @@ def test_three_workers_fetch_every_page_once_and_find_what_one_finds(tmp_path, s
     fetched = page_fetches(site)
     assert set(fetched) == pages
     assert [path for path, n in fetched.items() if n > 1] == []  # no page fetched twice
-    union = set().union(*(inventory_urls(out) for out in outs))
+    entries = [json.loads((out / "_crawl-log.json").read_text())["runs"][-1] for out in outs]
+    finishers = [i for i, e in enumerate(entries) if "workers" in e.get("distributed", {})]
+    assert len(finishers) == 1, [e.get("distributed") for e in entries]
+    job = entries[finishers[0]]["distributed"]
+    assert len(job["workers"]) == 3 and job["missing_workers"] == []
+    assert job["fetched"] == len(pages)
+    assert sum(a["fetched"] > 0 for a in job["workers"]) >= 2  # the pages were shared
+    merged = inventory(outs[finishers[0]])
     single = run_discover(site.url("/"), tmp_path, spider="links", feed=None, out=tmp_path / "one")
     assert single.returncode == 0
-    assert union == {rec["url"] for rec in single.records}
+    ours, theirs = comparable(merged), comparable(single.records)
+    assert set(ours) == set(theirs)
+    differ = [(url, ours[url], theirs[url]) for url in theirs if ours[url] != theirs[url]]
+    assert differ == [], differ[:3]
     assert redis_server.client().dbsize() == 0  # the job's keys go when it is done
 
 
