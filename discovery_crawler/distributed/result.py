@@ -23,7 +23,7 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor
@@ -31,9 +31,6 @@ from twisted.internet.task import deferLater
 
 from discovery_crawler.distributed.merge import merge_records
 from discovery_crawler.output.writable import local_feed_paths
-
-if TYPE_CHECKING:
-    from discovery_crawler.distributed.scheduler import RedisScheduler
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +53,7 @@ def _nothing() -> None:
 class JobResult:
     """A worker's part in the job's one result (see the module's docstring)."""
 
-    def __init__(self, scheduler: RedisScheduler, run: Any) -> None:
+    def __init__(self, scheduler: Any, run: Any) -> None:  # scheduler: RedisScheduler
         self.scheduler = scheduler
         self.run = run
         self.feed = feed_path(scheduler.crawler.settings.getdict("FEEDS"))

@@ -74,6 +74,7 @@ JOB_SETTING = "REDIS_JOB"
 CLAIMED_META = "job_claimed"  # set by the link crawl on a request it claimed (claim)
 DEFAULT_HEARTBEAT_TIMEOUT = 30.0
 IDLE_POLL_SECONDS = 0.5
+RECONNECT_GRACE = 10.0  # seconds (connection.py: back-off steps of at most 5 s)
 
 
 def worker_name() -> str:
@@ -111,8 +112,12 @@ class RedisScheduler(BaseScheduler):
         self.worker = worker_name()
         self.ttl_ms = max(int(heartbeat_timeout * 1000), 1000)
         self.spider: Spider | None = None
-        # request -> (its id, its depth, or "-" once the page is done: page_done)
-        self._leased: dict[Request, tuple[str, int | str]] = {}
+        self._leased: dict[Request, tuple[str, int]] = {}  # request -> (its id, its depth)
+        self._done: set[str] = set()  # leased pages no longer counted at their depth
+        # Leases kept past their request until this worker has admitted the links those
+        # pages found (held for level n): level n -> ids. A worker killed with links
+        # held hands the pages back, so another finds the links again.
+        self._kept: dict[int, list[str]] = {}
         self._requeued = 0  # by this worker's reaper, since it was last counted
         self._beating = threading.Event()
         self._heart: threading.Thread | None = None
@@ -144,6 +149,7 @@ class RedisScheduler(BaseScheduler):
     def open(self, spider: Spider) -> Any:
         self.spider = spider
         join_job(self.client, self.keys, self.identity)  # a script's run: not checked yet
+        self._run_id = self.client.info("server").get("run_id")
         self.client.set(self.keys.alive(self.worker), "1", px=self.ttl_ms)
         self.client.sadd(self.keys.workers, self.worker)
         self.client.sadd(self.keys.members, self.worker)
@@ -195,11 +201,14 @@ class RedisScheduler(BaseScheduler):
         reactor busy for a while does not make the worker look dead)."""
         keys = self.keys
         while not self._beating.wait(self.ttl_ms / 3000) and self.lost is None:
+            started = time.monotonic()
             try:
                 if not self.client.exists(keys.identity):
                     self._call_in_reactor(self._lost_job)
                     return
                 self.client.set(keys.alive(self.worker), "1", px=self.ttl_ms)
+                if time.monotonic() - started > 1.0:  # Redis was away: others too
+                    self._reap_after = time.monotonic() + self.ttl_ms / 1000 + RECONNECT_GRACE
                 if not self._restarted() and time.monotonic() >= self._reap_after:
                     reap = self._reap(keys=[keys.workers, keys.queue], args=[keys.prefix])
                     self._requeued += reap
@@ -216,7 +225,8 @@ class RedisScheduler(BaseScheduler):
         run_id = self.client.info("server").get("run_id")
         last, self._run_id = self._run_id, run_id
         if last is not None and run_id != last:
-            self._reap_after = time.monotonic() + self.ttl_ms / 1000
+            # a whole timeout, plus the client's longest back-off step twice over
+            self._reap_after = time.monotonic() + self.ttl_ms / 1000 + RECONNECT_GRACE
             logger.warning("Redis at %s restarted; job %s goes on", self.address, self.keys.name)
             return True
         return False
@@ -290,14 +300,25 @@ class RedisScheduler(BaseScheduler):
     def _acknowledge(self, request: Request) -> None:
         """The engine is done with ``request``: its lease ends (its output is enqueued)."""
         leased = self._leased.pop(request, None)
-        if leased is not None and self.lost is None:
-            keys = self.keys
-            try:
-                self._ack_script(
-                    keys=[keys.lease(self.worker), keys.requests, keys.depths], args=list(leased)
-                )
-            except self._errors as exc:
-                self.lose_connection(exc)
+        if leased is None or self.lost is not None:
+            return
+        rid, depth = leased
+        if rid in self._done and self._held_sent.get(depth + 1):
+            self._kept.setdefault(depth + 1, []).append(rid)  # its links are held here
+            return
+        self._ack(rid, depth)
+
+    def _ack(self, rid: str, depth: int) -> None:
+        done = rid in self._done
+        self._done.discard(rid)
+        keys = self.keys
+        try:
+            self._ack_script(
+                keys=[keys.lease(self.worker), keys.requests, keys.depths],
+                args=[rid, "-" if done else depth],
+            )
+        except self._errors as exc:
+            self.lose_connection(exc)
 
     # -- the frontier -----------------------------------------------------------------------
     def claim(self, key: str, max_pages: int | None, citation: dict[str, Any]) -> int:
@@ -418,9 +439,9 @@ class RedisScheduler(BaseScheduler):
         """The link crawl is done with a leased page (its links held or admitted): it no
         longer counts at its depth (``pending_below``), before its lease ends."""
         leased = self._leased.get(request)
-        if leased is None or leased[1] == "-" or self.lost is not None:
+        if leased is None or leased[0] in self._done or self.lost is not None:
             return
-        self._leased[request] = (leased[0], "-")
+        self._done.add(leased[0])
         try:
             self.client.hincrby(self.keys.depths, str(leased[1]), -1)
         except self._errors as exc:
@@ -461,6 +482,9 @@ class RedisScheduler(BaseScheduler):
             self.lose_connection(exc)
             return
         self._held_sent = now
+        for level in [n for n in self._kept if not now.get(n)]:
+            for rid in self._kept.pop(level):  # their links admitted: the leases end
+                self._ack(rid, level - 1)
 
     def has_pending_requests(self) -> bool:
         if self.local.has_pending_requests():
