@@ -339,6 +339,7 @@ class RedisScheduler(BaseScheduler):
                         keys.requested,
                         keys.claims(self.worker),
                         keys.citations,
+                        keys.depths,
                     ],
                     args=[
                         member,
@@ -347,6 +348,7 @@ class RedisScheduler(BaseScheduler):
                         key,
                         citation_order(citation["depth"], citation["found_on"]),
                         citation_fields(**citation),
+                        int(citation["depth"]),
                     ],
                 )
             )

@@ -5,7 +5,8 @@ queue, with per-worker leases instead of a fixed lease time).
 Key layout (``job.JobKeys``): ``queue`` ZSET id → score, ``requests`` HASH id → request,
 ``sequence`` the last id, ``seen:<bucket>`` intsets, ``workers`` SET, ``lease:<worker>``
 HASH id → score, ``alive:<worker>`` a key with a TTL its worker keeps refreshing,
-``claims:<worker>`` HASH ``<bucket hex>:<member>`` → 1 (claimed, not yet enqueued),
+``claims:<worker>`` HASH ``<bucket hex>:<member>`` → depth (claimed, not yet enqueued),
+``depths`` HASH depth → pages claimed, queued or leased and not yet done,
 ``requested`` the job's page count.
 
 A score is ``-priority * 2**32 + id``: Scrapy's priority first (the link crawl's falls
@@ -22,8 +23,11 @@ ENQUEUE = """
 if ARGV[1] ~= '' and redis.call('SADD', KEYS[4], ARGV[1]) == 0 then
   return 0
 end
-if ARGV[4] ~= '' then redis.call('HDEL', KEYS[5], ARGV[4]) end
-redis.call('HINCRBY', KEYS[6], ARGV[5], 1)
+-- a claim's first request counted at its depth when claimed (CLAIM); any other (a
+-- retry, a slash redirect's follow, a seed) counts now
+if ARGV[4] == '' or redis.call('HDEL', KEYS[5], ARGV[4]) == 0 then
+  redis.call('HINCRBY', KEYS[6], ARGV[5], 1)
+end
 local id = redis.call('INCR', KEYS[3])
 redis.call('HSET', KEYS[2], id, ARGV[3])
 redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) * 4294967296 + (id % 4294967296), id)
@@ -65,6 +69,7 @@ local function unclaim(prefix, claims)
     local bucket, member = string.match(held[i], '^(%x+):(%d+)$')
     redis.call('SREM', prefix .. 'seen:' .. bucket, member)
     redis.call('DECR', prefix .. 'requested')
+    redis.call('HINCRBY', prefix .. 'depths', held[i + 1], -1)
   end
   redis.call('DEL', claims)
   return #held / 2
@@ -125,9 +130,12 @@ end
 return {redis.call('ZCARD', KEYS[2]), leased, redis.call('EXISTS', KEYS[3])}
 """
 
-# KEYS: seen bucket, requested (the job's page count), claims (this worker's), citations
+# KEYS: seen bucket, requested (the job's page count), claims (this worker's), citations,
+#       depths
 # ARGV: seen member, max_pages (0: none), claim field (bucket:member), the URL's key, its
-#       citation's order ("<depth, 6 digits>\t<citing URL>"), the citation (JSON)
+#       citation's order ("<depth, 6 digits>\t<citing URL>"), the citation (JSON), depth
+# A page claimed counts at its depth at once (``depths``), before its request is queued:
+# a level is not admitted while a smaller one is still being claimed.
 # Every worker's citation of the URL is weighed, the best kept (``citations``: the
 # smallest depth, then the smallest citing URL), whichever worker claims it first.
 # A page URL about to be requested, claimed for the job in one step: 0 when any worker
@@ -153,7 +161,8 @@ end
 if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
 local budget = tonumber(ARGV[2])
 if budget > 0 and tonumber(redis.call('GET', KEYS[2]) or 0) >= budget then return -1 end
-redis.call('HSET', KEYS[3], ARGV[3], '1')
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[7])
+redis.call('HINCRBY', KEYS[5], ARGV[7], 1)
 return redis.call('INCR', KEYS[2])
 """
 
