@@ -1024,6 +1024,9 @@ class LinkCrawl:
         follow = {k: meta[k] for k in kept if k in meta}
         follow["aliases"] = [*meta.get("aliases", ()), url]
         follow["redirect_urls"] = chain
+        if self.run.frontier is not None and follow.get(JOB_CLAIMED):
+            # the job counts it at its depth now (its redirect is done before it is queued)
+            self.run.frontier.count_follow(meta.get("depth", 0))
         requests.append(self._bfs_request(target, meta.get("depth", 0), follow))
 
     def _bfs_truncated(self, rec: dict[str, Any], received: int) -> None:

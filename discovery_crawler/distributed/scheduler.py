@@ -392,7 +392,14 @@ class RedisScheduler(BaseScheduler):
                     keys.claims(self.worker),
                     keys.depths,
                 ],
-                args=[member, -request.priority, payload, claim, int(meta.get("depth", 0))],
+                args=[
+                    member,
+                    -request.priority,
+                    payload,
+                    claim,
+                    int(meta.get("depth", 0)),
+                    "1" if request.dont_filter or not claim else "0",
+                ],
             )
         except self._errors as exc:
             self.lose_connection(exc)
@@ -446,6 +453,16 @@ class RedisScheduler(BaseScheduler):
         self._done.add(leased[0])
         try:
             self.client.hincrby(self.keys.depths, str(leased[1]), -1)
+        except self._errors as exc:
+            self.lose_connection(exc)
+
+    def count_follow(self, depth: int) -> None:
+        """A claimed page's follow (its slash redirect's target) counts at ``depth`` from
+        now: its request is queued after the redirecting page is done."""
+        if self.lost is not None:
+            return
+        try:
+            self.client.hincrby(self.keys.depths, str(depth), 1)
         except self._errors as exc:
             self.lose_connection(exc)
 

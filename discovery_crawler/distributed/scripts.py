@@ -18,16 +18,15 @@ from __future__ import annotations
 # KEYS: queue, requests, sequence, seen bucket (or the queue again: no dedup), claims,
 #       depths
 # ARGV: seen member ('' = dont_filter or claimed), -priority, payload, claim field ('': none),
-#       link depth
+#       link depth, '1' when it counts at its depth now
 ENQUEUE = """
 if ARGV[1] ~= '' and redis.call('SADD', KEYS[4], ARGV[1]) == 0 then
   return 0
 end
--- a claim's first request counted at its depth when claimed (CLAIM); any other (a
--- retry, a slash redirect's follow, a seed) counts now
-if ARGV[4] == '' or redis.call('HDEL', KEYS[5], ARGV[4]) == 0 then
-  redis.call('HINCRBY', KEYS[6], ARGV[5], 1)
-end
+if ARGV[4] ~= '' then redis.call('HDEL', KEYS[5], ARGV[4]) end
+-- a claimed request was counted at its depth when claimed (CLAIM, or a slash redirect's
+-- follow when made); a retry or an unclaimed request counts now
+if ARGV[6] == '1' then redis.call('HINCRBY', KEYS[6], ARGV[5], 1) end
 local id = redis.call('INCR', KEYS[3])
 redis.call('HSET', KEYS[2], id, ARGV[3])
 redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) * 4294967296 + (id % 4294967296), id)
