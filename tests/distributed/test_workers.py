@@ -115,6 +115,12 @@ def test_a_killed_workers_leases_go_to_the_others(tmp_path, serve, redis_server)
     assert set(fetched) == pages
     twice = [path for path, n in fetched.items() if n > 1]
     assert len(twice) <= held, (twice, held)
+    # the job's inventory lacks the victim's records: said, never silent
+    finisher = finisher_out(outs[1:])
+    job = json.loads((finisher / "_crawl-log.json").read_text())["runs"][-1]
+    (missing,) = job["distributed"]["missing_workers"]
+    assert missing.split(":")[1] == str(victim.pid)
+    assert any("stopped before handing over their records" in w for w in job["warnings"])
     assert client.dbsize() == 0
 
 
