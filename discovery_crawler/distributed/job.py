@@ -107,6 +107,9 @@ class JobKeys:
     def lease(self, worker: str) -> str:
         return f"{self.prefix}lease:{worker}"
 
+    def robots(self, origin: str) -> str:  # a JSON copy of the origin's robots.txt fetch
+        return f"{self.prefix}robots:{origin}"
+
     def held(self, worker: str) -> str:  # HASH: link depth -> links held for that level
         return f"{self.prefix}held:{worker}"
 

@@ -35,6 +35,7 @@ pickled as Scrapy's disk queues do.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import pickle
@@ -45,7 +46,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy.core.scheduler import BaseScheduler, Scheduler
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.request import request_from_dict
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
 
 from discovery_crawler.distributed import scripts
 from discovery_crawler.distributed.connection import (
@@ -74,6 +78,7 @@ JOB_SETTING = "REDIS_JOB"
 CLAIMED_META = "job_claimed"  # set by the link crawl on a request it claimed (claim)
 DEFAULT_HEARTBEAT_TIMEOUT = 30.0
 IDLE_POLL_SECONDS = 0.5
+ROBOTS_WAIT_SECONDS = 60.0  # a worker waits this long for another's robots.txt fetch
 RECONNECT_GRACE = 10.0  # seconds (connection.py: back-off steps of at most 5 s)
 
 
@@ -456,6 +461,37 @@ class RedisScheduler(BaseScheduler):
         except self._errors as exc:
             self.lose_connection(exc)
 
+    # -- robots.txt, once per job ------------------------------------------------------------
+    async def robots_shared(self, origin: str) -> dict[str, Any] | None:
+        """The job's copy of ``origin``'s robots.txt fetch (``middlewares/robots.py``), or
+        None when this worker is to fetch it: the first to ask takes the fetch (``SET
+        NX``); the others wait for its copy (up to ``ROBOTS_WAIT_SECONDS``, then fetch
+        it themselves: a worker that died while fetching holds no one up for long)."""
+        if self.lost is not None:
+            return None
+        key = self.keys.robots(origin)
+        deadline = time.monotonic() + ROBOTS_WAIT_SECONDS
+        try:
+            if self.client.set(key + ":fetching", self.worker, nx=True, px=self.ttl_ms):
+                return None
+            while time.monotonic() < deadline:
+                stored = self.client.get(key)
+                if stored is not None:
+                    return json.loads(stored)
+                await maybe_deferred_to_future(deferLater(reactor, 0.1, _nothing))
+        except self._errors as exc:
+            self.lose_connection(exc)
+        return None
+
+    def robots_store(self, origin: str, stored: dict[str, Any]) -> None:
+        """This worker's fetch of ``origin``'s robots.txt, for the job's other workers."""
+        if self.lost is not None:
+            return
+        try:
+            self.client.set(self.keys.robots(origin), json.dumps(stored))
+        except self._errors as exc:
+            self.lose_connection(exc)
+
     def count_follow(self, depth: int) -> None:
         """A claimed page's follow (its slash redirect's target) counts at ``depth`` from
         now: its request is queued after the redirecting page is done."""
@@ -536,3 +572,7 @@ class RedisScheduler(BaseScheduler):
 def _glob_escape(text: str) -> str:
     """``text`` matched literally by SCAN's MATCH (the job's braces, a name's brackets)."""
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+
+def _nothing() -> None:
+    return None

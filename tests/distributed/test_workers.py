@@ -54,9 +54,10 @@ def comparable(records: list[dict]) -> dict[str, dict]:
 
 
 def test_three_workers_write_the_one_inventory_a_single_run_writes(tmp_path, serve, redis_server):
-    """3 workers of one job: every page fetched once (the server's log); the worker that
-    ends the job writes the job's one inventory, record for record a single run's (same
-    URLs, citations, slugs, flags), and one crawl-log entry naming the 3 workers."""
+    """3 workers of one job: every page and robots.txt fetched once (the server's log);
+    the worker that ends the job writes the job's one inventory, record for record a
+    single run's (same URLs, citations, slugs, flags), and one crawl-log entry naming the
+    3 workers."""
     pages = write_site(tmp_path / "site", 1200)
     site = serve(tmp_path / "site")
     outs = [tmp_path / f"w{i}" for i in range(3)]
@@ -65,6 +66,8 @@ def test_three_workers_write_the_one_inventory_a_single_run_writes(tmp_path, ser
     fetched = page_fetches(site)
     assert set(fetched) == pages
     assert [path for path, n in fetched.items() if n > 1] == []  # no page fetched twice
+    robots = [path for _, path, _ in site.requests if path == "/robots.txt"]
+    assert len(robots) == 1  # robots.txt once per job, the others read the job's copy
     entries = [json.loads((out / "_crawl-log.json").read_text())["runs"][-1] for out in outs]
     finishers = [i for i, e in enumerate(entries) if "workers" in e.get("distributed", {})]
     assert len(finishers) == 1, [e.get("distributed") for e in entries]
