@@ -27,7 +27,7 @@ import sys
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from scrapy.settings import Settings
+from discovery_crawler.spiders.base import setting_mistake
 
 if TYPE_CHECKING:
     import argparse
@@ -176,31 +176,6 @@ def check_command_line(
         for element in elements or ():
             if (mistake := feed_mistake(flag, element, formats, known_formats)) is not None:
                 raise CommandLineMistake(mistake)
-
-
-_KINDS = (
-    (bool, "getbool", "True or False (or 1 or 0)"),
-    # An int default says "a number", not "a whole number": Scrapy reads many of them as
-    # seconds with getfloat (DOWNLOAD_TIMEOUT = 180, DOWNLOAD_DELAY = 0, CLOSESPIDER_TIMEOUT).
-    (int, "getfloat", "a number"),
-    (float, "getfloat", "a number"),
-    (dict, "getdict", "a JSON object"),
-)
-
-
-def setting_mistake(name: str, value: str, default: Any) -> str | None:
-    """``-s HOST_INTERVAL=abc: expected a number (HOST_INTERVAL's default: 1.0)`` when
-    ``value`` is not what Scrapy's getter for ``default``'s type reads; None when it is,
-    or the default says nothing of the type (None, a string, a list)."""
-    for kind, getter, words in _KINDS:
-        if isinstance(default, kind):
-            try:
-                getattr(Settings({name: value}), getter)(name)
-            except (ValueError, TypeError):
-                shown = "{…}" if isinstance(default, dict) else repr(default)
-                return f"-s {name}={value}: expected {words}, e.g. -s {name}={shown} (its default)"
-            return None
-    return None
 
 
 def check_settings(given: Sequence[str], defaults: Any) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
-from scrapy.settings import SETTINGS_PRIORITIES
+from scrapy.settings import SETTINGS_PRIORITIES, Settings
 
 from discovery_crawler.arguments import (
     INVENTORY_NAME,
@@ -139,17 +139,41 @@ def check_run_settings(options: RunOptions, settings: BaseSettings) -> None:
 COMMAND_LINE = SETTINGS_PRIORITIES["cmdline"]  # -s, and Scrapyd's setting=
 
 
+_KINDS = (
+    (bool, "getbool", "True or False (or 1 or 0)"),
+    # An int default says "a number", not "a whole number": Scrapy reads many of them as
+    # seconds with getfloat (DOWNLOAD_TIMEOUT = 180, DOWNLOAD_DELAY = 0, CLOSESPIDER_TIMEOUT).
+    (int, "getfloat", "a number"),
+    (float, "getfloat", "a number"),
+    (dict, "getdict", "a JSON object"),
+)
+
+
+def setting_mistake(name: str, value: str, default: Any) -> str | None:
+    """``-s HOST_INTERVAL=abc: expected a number (HOST_INTERVAL's default: 1.0)`` when
+    ``value`` is not what Scrapy's getter for ``default``'s type reads; None when it is,
+    or the default says nothing of the type (None, a string, a list)."""
+    for kind, getter, words in _KINDS:
+        if isinstance(default, kind):
+            try:
+                getattr(Settings({name: value}), getter)(name)
+            except (ValueError, TypeError):
+                shown = "{…}" if isinstance(default, dict) else repr(default)
+                return f"-s {name}={value}: expected {words}, e.g. -s {name}={shown} (its default)"
+            return None
+    return None
+
+
 def check_setting_values(settings: BaseSettings) -> None:
     """Each ``-s NAME=value`` (Scrapyd's ``setting=``) read as its setting's type — the
     default's, in this project's ``settings.py`` or Scrapy's — before anything runs: a
     value a component cannot read ended the crawl at its start in two tracebacks and
     exit 1 (``-s HOST_INTERVAL=abc``). ``ValueError``, one line naming what was typed
-    (the rule is ``commands/mistakes.setting_mistake``'s, which the ``crawl`` command
-    applies before Scrapy reads ``-s``; here for Scrapyd, ``rediscover`` and scripts)."""
+    (``setting_mistake``: the ``crawl`` command applies it before Scrapy reads ``-s``
+    too, ``commands/mistakes.py``)."""
     from scrapy.settings import default_settings
 
     from discovery_crawler import settings as project
-    from discovery_crawler.commands.mistakes import setting_mistake
 
     for name, value in settings.items():
         if not isinstance(value, str) or settings.getpriority(name) != COMMAND_LINE:
