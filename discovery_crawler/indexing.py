@@ -22,8 +22,10 @@ No Scrapy imports.
 
 from __future__ import annotations
 
+import email.utils
 from collections import Counter
 from collections.abc import Iterable
+from datetime import UTC
 from typing import Any
 
 from discovery_crawler.run_record import CappedList
@@ -108,6 +110,20 @@ def page_directives(metas: Iterable[str], headers: Iterable[str], agent: str) ->
     for value in headers:
         names |= header_directives(value, agent)
     return verdict_flags(names)
+
+
+def last_modified(header: str | None) -> str | None:
+    """A page's ``Last-Modified`` header (an HTTP date) as a W3C datetime in UTC, for a
+    sitemap's ``<lastmod>`` when no listing gave one; None when absent or unreadable."""
+    if not header:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None or when.utcoffset() is None:
+        return None  # an HTTP date is GMT; one without a zone is not one
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def indexability_of(rec: dict[str, Any]) -> str:

@@ -69,6 +69,7 @@ FIELDS: tuple[RecordField, ...] = (
     _F("live", EXTRA, ANY, False, "verify: the listed URL answered 2xx, not redirected"),
     _F("canonical", EXTRA, ANY, False, "the other page a fetched page names canonical"),
     _F("indexability", EXTRA, ANY, False, "indexable, or why not (indexing.REASONS)"),
+    _F("last_modified", EXTRA, ANY, False, "a fetched page's Last-Modified (W3C datetime)"),
 )
 
 

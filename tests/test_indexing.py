@@ -16,6 +16,7 @@ from discovery_crawler.indexing import (
     directives,
     header_directives,
     indexability_of,
+    last_modified,
     meta_applies,
     page_directives,
     problem_line,
@@ -153,3 +154,21 @@ def test_tally_counts_every_record_and_lists_sitemap_urls_not_indexable():
 def test_problem_line_words():
     line = problem_line(Counter(noindex=9, redirect=3, canonical_elsewhere=2), 14)
     assert line == "14 sitemap URLs are not indexable: 9 noindex, 3 redirect, 2 canonical elsewhere"
+
+
+@given(
+    st.datetimes(
+        min_value=__import__("datetime").datetime(1970, 1, 1),
+        timezones=st.just(__import__("datetime").UTC),
+    ).map(lambda t: t.replace(microsecond=0))
+)
+def test_last_modified_reads_an_http_date_as_a_w3c_datetime(when):
+    import email.utils
+
+    header = email.utils.format_datetime(when, usegmt=True)
+    assert last_modified(header) == when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_last_modified_that_is_no_http_date_is_none():
+    for header in (None, "", "yesterday", "Mon, 99 Foo 2024 25:61:00", "2024-01-01"):
+        assert last_modified(header) is None

@@ -69,7 +69,7 @@ from discovery_crawler.arguments import input_failure
 from discovery_crawler.crawling.account import CrawlAccount, UnionTally
 from discovery_crawler.crawling.extract import anchor_text, iter_links, scan_html
 from discovery_crawler.crawling.held import HeldLinks
-from discovery_crawler.indexing import index_tally, page_directives, page_flags
+from discovery_crawler.indexing import index_tally, last_modified, page_directives, page_flags
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.refusals import API_PROBE
 from discovery_crawler.middlewares.robots import RobotsDisallowed
@@ -245,6 +245,11 @@ def failure_refusal(failure: Failure) -> dict[str, Any]:
     if "Timeout" in name or "timed out" in text.lower():
         return {"class": "timeout", "reason": text}
     return {"class": "network", "reason": f"{name}: {text}"}
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else None
 
 
 def flag_directives(
@@ -789,6 +794,8 @@ class LinkCrawl:
                 response.body, response.encoding, self.refresh_ignore, keep, self.agent
             )
             rec["title"] = scan.title
+            if modified := last_modified(_header(response, b"Last-Modified")):
+                rec["last_modified"] = modified  # the written sitemap's lastmod, unlisted
             nofollow = self._bfs_directives(rec, response, (scan.noindex, scan.nofollow))
             account.nofollow += scan.nofollow_links
             base = url

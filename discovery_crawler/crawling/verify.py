@@ -56,12 +56,14 @@ from discovery_crawler.arguments import ArgumentError
 from discovery_crawler.crawling.extract import scan_html
 from discovery_crawler.crawling.links import (
     LinkCrawl,
+    _header,
     failure_refusal,
     flag_directives,
     settle_twins,
     take_twin,
 )
 from discovery_crawler.estimate import human_duration
+from discovery_crawler.indexing import last_modified
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.robots import RobotsDisallowed
 from discovery_crawler.middlewares.ssrf import FLAG as SSRF_FLAG
@@ -321,6 +323,8 @@ class ListedPageVerifier:
         )
         if 200 <= status < 300 and found is None:
             self._verify_directives(rec.records[0], response, meta_robots)
+            if modified := last_modified(_header(response, b"Last-Modified")):
+                rec.records[0]["last_modified"] = modified  # a sitemap's lastmod, unlisted
         yield rec
 
     def _verify_directives(

@@ -363,6 +363,8 @@ def write_sitemaps(
             lastmod = xsd_lastmod(rec.get("lastmod"))
             if lastmod is None and rec.get("lastmod"):
                 changes.lastmod_dropped += 1
+            if lastmod is None:  # no listing's: the fetched page's Last-Modified
+                lastmod = xsd_lastmod(rec.get("last_modified"))
             alternates = []
             for alt in rec.get("alternates") or ():
                 href, hreflang = alt.get("href"), alt.get("hreflang")

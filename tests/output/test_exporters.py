@@ -367,6 +367,7 @@ EXTRAS = {
     "live": False,
     "canonical": "https://example.com/",
     "indexability": "robots_disallowed",
+    "last_modified": "2025-01-02T03:04:05Z",
 }
 
 
@@ -392,6 +393,7 @@ def test_extra_fields_follow_the_stage_fields_and_survive_the_rewrite(ext, tmp_p
         assert [first[name] for name in EXTRA_FIELDS] == [
             "Disallow: /internal/", "*", "old-suffix", '["https://example.com/a/"]',
             "https://example.com/b", "false", "https://example.com/", "robots_disallowed",
+            "2025-01-02T03:04:05Z",
         ]  # fmt: skip
         assert [second[name] for name in EXTRA_FIELDS] == [""] * len(EXTRA_FIELDS)
     else:

@@ -241,3 +241,22 @@ def test_a_folder_without_a_finished_run_is_refused(tmp_path):
         finished_run(tmp_path)
     (tmp_path / "_crawl-log.json").write_text(json.dumps({"runs": [{"status": "bounded"}]}))
     assert finished_run(tmp_path)["status"] == "bounded"
+
+
+def test_an_unlisted_page_takes_its_last_modified_as_lastmod(tmp_path):
+    """The listing's lastmod first; a page no listing dated takes its Last-Modified."""
+    records = [
+        page("/dated/", sitemap="s", lastmod="2024-05-01", last_modified="2025-01-02T03:04:05Z"),
+        page("/linked/", last_modified="2025-01-02T03:04:05Z"),
+        page("/bare/"),
+    ]
+    written = write_sitemaps(inventory(tmp_path, records), tmp_path / "s", SITE, BASE)
+    got = {
+        u.findtext("s:loc", namespaces=NS): u.findtext("s:lastmod", namespaces=NS)
+        for u in read_part(written.parts[0]).iterfind(".//s:url", NS)
+    }
+    assert got == {
+        SITE + "/dated/": "2024-05-01",
+        SITE + "/linked/": "2025-01-02T03:04:05Z",
+        SITE + "/bare/": None,
+    }
