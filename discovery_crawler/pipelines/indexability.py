@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 class IndexabilityPipeline(BatchStage):
-    """Sets ``indexability`` on the records that were fetched or flagged."""
+    """Judges the records that were fetched or flagged; sets ``indexability`` on fetched ones."""
 
     def __init__(self, crawler: Crawler):
         super().__init__(crawler)
