@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from discovery_crawler.output.crawl_log import give_usual_mode
 from discovery_crawler.output.state_format import STATE_NAME, hold
 
 if TYPE_CHECKING:
@@ -296,6 +297,7 @@ class SectionsWriter:
             fd, name = tempfile.mkstemp(
                 prefix=f".{STATE_NAME}.sitemaps-", suffix=".spool", dir=self.out_dir
             )
+            give_usual_mode(fd)  # renamed into place as state.sitemaps.<run>.jsonl
             hold(fd)
             self._fh = os.fdopen(fd, "wb")
             self._path = Path(name)
