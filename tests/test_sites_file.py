@@ -131,8 +131,8 @@ def test_two_idns_of_one_length_are_two_folders():
 
 
 def test_a_port_is_part_of_the_folder():
-    sites, _ = parse_sites("http://127.0.0.1:8001/\nhttp://127.0.0.1:8002/\n")
-    assert [s.folder for s in sites] == ["127.0.0.1_8001", "127.0.0.1_8002"]
+    sites, _ = parse_sites("http://example.com:81/\nhttp://example.com:82/\n")
+    assert [s.folder for s in sites] == ["example.com_81", "example.com_82"]
 
 
 def test_the_refusal_names_the_file_and_each_line_in_order(tmp_path):
