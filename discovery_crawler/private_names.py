@@ -40,6 +40,9 @@ output handed to the scheduler, or its retry or redirect scheduled. A distribute
 acknowledges its lease on the request then; no signal fires at that moment
 (``request_left_downloader`` and ``response_received`` come before the callback, and
 the scraper hands a callback's output on from a queue, after the callback returned).
+And ``ExecutionEngine._SLOT_HEARTBEAT_INTERVAL`` (5 s): how often an engine whose
+scheduler has pending requests but gave none asks again; a worker waiting for the job's
+queue (others hold leases that may yield links) asks every 0.5 s instead.
 """
 
 from __future__ import annotations
@@ -129,3 +132,9 @@ def after_request_removed(engine: Any, then: Any) -> None:
             then(request)
 
     engine._remove_request = remove_then
+
+
+def poll_scheduler_every(engine: Any, seconds: float) -> None:
+    """Make ``engine`` ask its scheduler for requests every ``seconds`` while it has
+    pending requests but gives none (Scrapy: every 5 s); before the spider opens."""
+    engine._SLOT_HEARTBEAT_INTERVAL = seconds

@@ -183,6 +183,8 @@ class RunRecord:
         # unread.NotRead: the sources tried and not read after their retries, judged at
         # the end (extensions/run.py); any makes the run incomplete
         self.not_read: Any = None
+        # a distributed job's worker: the job, its workers' accounts (distributed/result.py)
+        self.distributed: dict[str, Any] | None = None
         self.write_error: str | None = None  # the first output that could not be written
         self.job: Any = None  # extensions/job.py: the resumable job's account, with JOBDIR
         # middlewares/chunk.py, MAX_CHUNK_PAGES: {"max_pages", "fetched", "more_to_do"}
@@ -329,5 +331,6 @@ class RunRecord:
             "changes": self.changes.as_dict() if self.changes is not None else None,
             **({"job": self.job.as_dict()} if self.job is not None else {}),
             **({"chunk": dict(self.chunk)} if self.chunk is not None else {}),
+            **({"distributed": self.distributed} if self.distributed is not None else {}),
             "warnings": self.warnings,
         }

@@ -157,3 +157,19 @@ def test_the_engine_removes_each_scheduled_request_through_remove_request():
     engine._remove_request(None, request="r")
     assert removed == ["r"]
     assert then == ["r"]
+
+
+def test_the_engine_polls_its_scheduler_at_slot_heartbeat_interval():
+    """A distributed worker polls the job's queue every 0.5 s (``distributed/scheduler.py``):
+    Scrapy's engine starts its slot heartbeat at ``self._SLOT_HEARTBEAT_INTERVAL``."""
+    import inspect
+    from types import SimpleNamespace
+
+    from scrapy.core.engine import ExecutionEngine
+
+    assert ExecutionEngine._SLOT_HEARTBEAT_INTERVAL == 5.0
+    source = inspect.getsource(ExecutionEngine._start_request_processing)
+    assert "heartbeat.start(self._SLOT_HEARTBEAT_INTERVAL)" in source
+    engine = SimpleNamespace()
+    private_names.poll_scheduler_every(engine, 0.5)
+    assert engine._SLOT_HEARTBEAT_INTERVAL == 0.5

@@ -62,8 +62,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from scrapy import Request, signals
-from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, StopDownload
 from scrapy.http import HtmlResponse
+from scrapy.utils.defer import deferred_from_coro
+from twisted.internet.task import LoopingCall
 
 from discovery_crawler.arguments import input_failure
 from discovery_crawler.crawling.account import CrawlAccount, UnionTally
@@ -104,6 +106,8 @@ logger = logging.getLogger(__name__)
 
 _ABSOLUTE = ("https://", "http://")
 _FETCHED_KINDS = ("page", "paginated")  # followed; pagination is how a BFS reaches articles
+# meta: a distributed job's page request this worker claimed (distributed/scheduler.py)
+JOB_CLAIMED = "job_claimed"
 DEFAULT_PAGE_MAX_BYTES = 15 * 1024 * 1024  # Googlebot reads the first 15 MB of an HTML page
 
 
@@ -357,6 +361,7 @@ class LinkCrawl:
         self._held_forms: dict[str, set[str]] = {}  # key -> twin spellings met while held
         self._in_flight: Counter[int] = Counter()
         self.walk_over: Callable[[], bool] | None = None
+        self._poller: LoopingCall | None = None  # a distributed job's release poll
         crawler.signals.connect(self._dropped, signal=signals.request_dropped)
         crawler.signals.connect(self._idle, signal=signals.spider_idle)
 
@@ -407,16 +412,19 @@ class LinkCrawl:
         return seed
 
     def seed_request(self, url: str) -> Request:
-        """The request for the seed (depth 0); the seed counts as linked (reachable)."""
+        """The request for the seed (depth 0); the seed counts as linked (reachable).
+        A worker of a distributed job whose seed another worker requested yields it
+        unclaimed: the job's scheduler drops it."""
         self.record.seen.add(twin_key(url))
         self.record.seen.twins.expect(twin_key(url), url)
         self.record.counts["unique"] += 1
-        self.account.requested += 1
-        self.crawler.stats.inc_value("links/requested")
+        meta = {"via": "seed", "found_on": None, "anchor": None}
+        if self._job_claim(twin_key(url), 0, meta) > 0:
+            self.account.requested += 1
+            self.crawler.stats.inc_value("links/requested")
         union = self.account.union
         if union is not None:
             union.linked(twin_key(url), url)
-        meta = {"via": "seed", "found_on": None, "anchor": None}
         meta["slug"] = self.run.slugs.slugs_many([url], normalized_paths([url]))[0]
         return self._bfs_request(url, 0, meta)
 
@@ -451,7 +459,18 @@ class LinkCrawl:
         if reason is None and self.bfs_max_depth is not None and depth > self.bfs_max_depth:
             reason = "over_max_depth"
             record.limit_bound("BFS_MAX_DEPTH", value=self.bfs_max_depth, given=self.depth_name)
-        if reason is None and self.bfs_max_pages and account.requested >= self.bfs_max_pages:
+        if reason is None and self.run.frontier is not None:
+            # a distributed job: seen and max_pages are the job's (claimed in Redis)
+            claimed = self._job_claim(twin_key(url), depth, meta)
+            if claimed == 0:  # another worker requested it: its record is that worker's
+                record.counts["unique"] -= 1
+                return None
+            over = claimed < 0
+        else:
+            over = bool(
+                reason is None and self.bfs_max_pages and account.requested >= self.bfs_max_pages
+            )
+        if over:
             reason = "over_max_pages"
             record.limit_bound("BFS_MAX_PAGES", value=self.bfs_max_pages, given=self.pages_name)
         if reason is not None:
@@ -469,6 +488,61 @@ class LinkCrawl:
         # Its slug now, in admission order (deterministic), not when it answers.
         meta["slug"] = self.run.slugs.slugs_many([url], normalized_paths([url]))[0]
         return self._bfs_request(url, depth, meta)
+
+    def _job_claim(self, key: str, depth: int, meta: dict[str, Any]) -> int:
+        """A worker of a distributed job claims the page before requesting it
+        (``DiscoveryRun.frontier``: 0 met by the job before, -1 over the job's max_pages,
+        else claimed; the request is then marked claimed), its citation weighed against
+        the other workers'. A local run: always 1."""
+        frontier = self.run.frontier
+        if frontier is None:
+            return 1
+        citation = {k: meta.get(k) for k in ("found_on", "via", "anchor")}
+        claimed = frontier.claim(key, self.bfs_max_pages, {**citation, "depth": depth})
+        if claimed > 0:
+            meta[JOB_CLAIMED] = True
+        return claimed
+
+    def _job_page_done(self, request: Request) -> None:
+        """A distributed job: the page's links are held (told to the job first), so it
+        no longer counts at its depth — a level is admitted job-wide once no worker has a
+        page of a smaller depth, or holds links of one (``release``)."""
+        frontier = self.run.frontier
+        if frontier is not None:
+            frontier.hold(self._held_levels)
+            frontier.page_done(request)
+
+    def _job_held(self) -> None:
+        frontier = self.run.frontier
+        if frontier is None:
+            return
+        frontier.hold(self._held_levels)
+        if self._poller is None:
+            # Another worker's level may end while this one waits with links held and no
+            # page of its own to answer: it looks again every 0.5 s (and its links keep
+            # the job from looking done, so it would never go idle).
+            self._poller = LoopingCall(self._release_held)
+            self._poller.start(0.5, now=False)
+            self.crawler.signals.connect(self._stop_poller, signal=signals.spider_closed)
+
+    def _stop_poller(self) -> None:
+        if self._poller is not None and self._poller.running:
+            self._poller.stop()
+
+    def _release_held(self) -> None:
+        """Admit the held levels that may go now; their requests scheduled, their
+        records (not fetched: a file, over a budget) sent to the pipelines."""
+        if not self._held:
+            return
+        engine = self.crawler.engine
+        if engine is None or engine.spider is None:
+            return
+        for output in list(self.release()):
+            if isinstance(output, Request):
+                engine.crawl(output)
+            else:
+                deferred_from_coro(engine.scraper.start_itemproc_async(output, response=None))
+        self._job_held()
 
     # -- deterministic admission ------------------------------------------------------
     def _hold(self, key: str, url: str, depth: int, page: str, el: Any, place: int = 0) -> None:
@@ -516,14 +590,10 @@ class LinkCrawl:
         if not self._held:
             return
         self._in_flight.clear()
-        batches = list(self.release())
-        engine = self.crawler.engine
-        for output in batches:
-            if isinstance(output, Request):
-                engine.crawl(output)
-        lost = sum(len(b.records or ()) for b in batches if isinstance(b, UrlBatch))
-        if lost:
-            logger.warning("%d held URL record(s) released while idle were not written", lost)
+        self._release_held()
+        if self._held and self.run.frontier is not None:
+            # a distributed job: another worker's smaller level is not done yet
+            raise DontCloseSpider
 
     def release(self) -> Iterator[UrlBatch | Request]:
         """Admit every held level whose smaller depths are done (and, in union mode, the
@@ -533,9 +603,15 @@ class LinkCrawl:
         if not held or (self.walk_over is not None and not self.walk_over()):
             return
         levels, in_flight = self._held_levels, self._in_flight
+        frontier = self.run.frontier
         while held:
             level = min(d for d, n in levels.items() if n > 0)
-            if any(n > 0 for d, n in in_flight.items() if d < level):
+            if frontier is not None:
+                # a distributed job: the job's pages, whichever worker fetches them (this
+                # worker's requests go to others, and it answers theirs)
+                if frontier.pending_below(level):
+                    return
+            elif any(n > 0 for d, n in in_flight.items() if d < level):
                 return
             chosen = held.take(level)  # removed from the store before any is admitted
             first = next(chosen, None)
@@ -741,7 +817,9 @@ class LinkCrawl:
             yield from self._parse_page(response)
         finally:
             self._in_flight[response.meta.get("depth", 0)] -= 1
+            self._job_page_done(response.request)
         yield from self.release()
+        self._job_held()
 
     def _parse_page(self, response: Response) -> Iterator[UrlBatch | Request]:
         """The page's record and the records of what it named but is not fetched, in
@@ -1019,9 +1097,13 @@ class LinkCrawl:
         account.slash_redirects.append({"url": url, "to": target})
         self.record.counts["slash_redirects"] += 1
         self.crawler.stats.inc_value("links/slash_redirects")
-        follow = {k: meta[k] for k in ("via", "found_on", "anchor", "entry", "slug") if k in meta}
+        kept = ("via", "found_on", "anchor", "entry", "slug", JOB_CLAIMED)
+        follow = {k: meta[k] for k in kept if k in meta}
         follow["aliases"] = [*meta.get("aliases", ()), url]
         follow["redirect_urls"] = chain
+        if self.run.frontier is not None and follow.get(JOB_CLAIMED):
+            # the job counts it at its depth now (its redirect is done before it is queued)
+            self.run.frontier.count_follow(meta.get("depth", 0))
         requests.append(self._bfs_request(target, meta.get("depth", 0), follow))
 
     def _bfs_truncated(self, rec: dict[str, Any], received: int) -> None:
@@ -1285,7 +1367,9 @@ class LinkCrawl:
         finally:
             if request is not None:
                 self._in_flight[request.meta.get("depth", 0)] -= 1
+                self._job_page_done(request)
         yield from self.release()
+        self._job_held()
 
     def _page_failed(self, failure: Failure) -> Iterator[Any]:
         """No response: robots said no (``IgnoreRequest``), a timeout, a network error.

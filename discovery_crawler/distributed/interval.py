@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
 from discovery_crawler.distributed.connection import DEFAULT_RECONNECT_TIMEOUT, connect
 from discovery_crawler.distributed.job import JobKeys
+from discovery_crawler.extensions.run import run_of
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -84,6 +86,10 @@ class RedisIntervalHandler(HTTP11DownloadHandler):
         }
         self.max_crawl_delay = max(settings.getfloat("MAX_CRAWL_DELAY", 30.0), 0.0)
         self.stats = crawler.stats
+        self.crawler = crawler
+        from redis.exceptions import RedisError  # the redis extra (checked by connect)
+
+        self._errors = RedisError
         self._reserve = self.client.register_script(RESERVE)
         self._claim = self.client.register_script(CLAIM)
 
@@ -100,7 +106,28 @@ class RedisIntervalHandler(HTTP11DownloadHandler):
         host = parts.hostname or ""
         interval = self.interval_of(host, request.meta)
         if interval > 0:
-            key = f"{self.keys.prefix}host:{parts.netloc.lower()}"
+            await self._wait_turn(parts.netloc.lower(), interval)
+        return await super().download_request(request)
+
+    async def _wait_turn(self, netloc: str, interval: float) -> None:
+        """Wait for the host's turn, job-wide. Redis gone past REDIS_RECONNECT_TIMEOUT:
+        the worker's frontier (``DiscoveryRun.frontier``) stops the worker, and this
+        request, like every later one, is dropped at once rather than waiting again."""
+        run = run_of(self.crawler)
+        frontier = run.frontier if run is not None else None
+        if frontier is not None and frontier.lost:
+            raise IgnoreRequest(frontier.lost)
+        try:
+            await self._wait_turn_in_redis(netloc, interval)
+        except self._errors as exc:
+            if frontier is None:
+                raise
+            frontier.lose_connection(exc)
+            raise IgnoreRequest(frontier.lost) from None
+
+    async def _wait_turn_in_redis(self, netloc: str, interval: float) -> None:
+        if interval > 0:
+            key = f"{self.keys.prefix}host:{netloc}"
             args = [int(interval * 1000)]
             wait_ms = int(self._reserve(keys=[key], args=args))
             while True:
@@ -111,4 +138,3 @@ class RedisIntervalHandler(HTTP11DownloadHandler):
                 wait_ms = int(self._claim(keys=[key], args=args))
                 if wait_ms <= 0:
                     break
-        return await super().download_request(request)

@@ -70,6 +70,34 @@ class JobKeys:
         return self.prefix + "sequence"
 
     @property
+    def requested(self) -> str:  # counter: page requests given out (job-wide max_pages)
+        return self.prefix + "requested"
+
+    @property
+    def depths(self) -> str:  # HASH: link depth -> page requests queued or leased
+        return self.prefix + "depths"
+
+    @property
+    def citations(self) -> str:  # HASH: URL key -> its best citation (CLAIM)
+        return self.prefix + "citations"
+
+    @property
+    def members(self) -> str:  # SET: every worker that joined (kept to the end)
+        return self.prefix + "members"
+
+    @property
+    def reported(self) -> str:  # HASH: worker -> its account, once its records are in
+        return self.prefix + "reported"
+
+    @property
+    def records(self) -> str:  # LIST: the workers' inventory records (JSON lines)
+        return self.prefix + "records"
+
+    @property
+    def finisher(self) -> str:  # the worker that writes the job's one result (SET NX)
+        return self.prefix + "finisher"
+
+    @property
     def workers(self) -> str:  # SET: the workers that may hold leases
         return self.prefix + "workers"
 
@@ -78,6 +106,15 @@ class JobKeys:
 
     def lease(self, worker: str) -> str:
         return f"{self.prefix}lease:{worker}"
+
+    def robots(self, origin: str) -> str:  # a JSON copy of the origin's robots.txt fetch
+        return f"{self.prefix}robots:{origin}"
+
+    def held(self, worker: str) -> str:  # HASH: link depth -> links held for that level
+        return f"{self.prefix}held:{worker}"
+
+    def claims(self, worker: str) -> str:
+        return f"{self.prefix}claims:{worker}"
 
     def alive(self, worker: str) -> str:
         return f"{self.prefix}alive:{worker}"

@@ -4,7 +4,10 @@ queue, with per-worker leases instead of a fixed lease time).
 
 Key layout (``job.JobKeys``): ``queue`` ZSET id → score, ``requests`` HASH id → request,
 ``sequence`` the last id, ``seen:<bucket>`` intsets, ``workers`` SET, ``lease:<worker>``
-HASH id → score, ``alive:<worker>`` a key with a TTL its worker keeps refreshing.
+HASH id → score, ``alive:<worker>`` a key with a TTL its worker keeps refreshing,
+``claims:<worker>`` HASH ``<bucket hex>:<member>`` → depth (claimed, not yet enqueued),
+``depths`` HASH depth → pages claimed, queued or leased and not yet done,
+``requested`` the job's page count.
 
 A score is ``-priority * 2**32 + id``: Scrapy's priority first (the link crawl's falls
 with depth: breadth-first), then arrival order (FIFO within a depth). Exact in a double
@@ -12,21 +15,29 @@ while ``|priority| < 2**20``."""
 
 from __future__ import annotations
 
-# KEYS: queue, requests, sequence, seen bucket (or the queue again: no dedup)
-# ARGV: seen member ('' = dont_filter), -priority, payload
+# KEYS: queue, requests, sequence, seen bucket (or the queue again: no dedup), claims,
+#       depths
+# ARGV: seen member ('' = dont_filter or claimed), -priority, payload, claim field ('': none),
+#       link depth, '1' when it counts at its depth now
 ENQUEUE = """
 if ARGV[1] ~= '' and redis.call('SADD', KEYS[4], ARGV[1]) == 0 then
   return 0
 end
+if ARGV[4] ~= '' then redis.call('HDEL', KEYS[5], ARGV[4]) end
+-- a claimed request was counted at its depth when claimed (CLAIM, or a slash redirect's
+-- follow when made); a retry or an unclaimed request counts now
+if ARGV[6] == '1' then redis.call('HINCRBY', KEYS[6], ARGV[5], 1) end
 local id = redis.call('INCR', KEYS[3])
 redis.call('HSET', KEYS[2], id, ARGV[3])
 redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) * 4294967296 + (id % 4294967296), id)
 return id
 """
 
-# KEYS: queue, requests, lease, workers, alive;  ARGV: worker, alive TTL (ms)
-# The first request, leased to the worker (not popped: it stays until acknowledged).
+# KEYS: queue, requests, lease, workers, alive, identity;  ARGV: worker, alive TTL (ms)
+# The first request, leased to the worker (not popped: it stays until acknowledged); -1
+# when the job's identity is gone (Redis restarted without its data): the job is lost.
 LEASE = """
+if redis.call('EXISTS', KEYS[6]) == 0 then return -1 end
 local got = redis.call('ZPOPMIN', KEYS[1])
 if #got == 0 then return false end
 local payload = redis.call('HGET', KEYS[2], got[1])
@@ -37,28 +48,54 @@ redis.call('SET', KEYS[5], '1', 'PX', ARGV[2])
 return {got[1], payload}
 """
 
-# KEYS: lease, requests;  ARGV: id
+# KEYS: lease, requests, depths;  ARGV: id, link depth ('-': counted done already)
 ACK = """
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then
   redis.call('HDEL', KEYS[2], ARGV[1])
+  if ARGV[2] ~= '-' then redis.call('HINCRBY', KEYS[3], ARGV[2], -1) end
   return 1
 end
 return 0
 """
 
-# KEYS: queue, lease;  ARGV: -
-# A worker that stops hands its leases back (in their old places in the queue).
-RELEASE = """
+_UNCLAIM = """
+-- A worker's claims not yet enqueued (it stopped between the two) are given back: the
+-- URL leaves the seen-set and its page the job's count, so the worker that fetches the
+-- claiming page again claims them anew.
+local function unclaim(prefix, claims)
+  local held = redis.call('HGETALL', claims)
+  for i = 1, #held, 2 do
+    local bucket, member = string.match(held[i], '^(%x+):(%d+)$')
+    redis.call('SREM', prefix .. 'seen:' .. bucket, member)
+    redis.call('DECR', prefix .. 'requested')
+    redis.call('HINCRBY', prefix .. 'depths', held[i + 1], -1)
+  end
+  redis.call('DEL', claims)
+  return #held / 2
+end
+"""
+
+# KEYS: queue, lease, claims;  ARGV: key prefix
+# A worker that stops hands its leases back (in their old places in the queue), and its
+# claims not yet enqueued.
+RELEASE = (
+    _UNCLAIM
+    + """
 local held = redis.call('HGETALL', KEYS[2])
 for i = 1, #held, 2 do redis.call('ZADD', KEYS[1], held[i + 1], held[i]) end
 redis.call('DEL', KEYS[2])
+unclaim(ARGV[1], KEYS[3])
 return #held / 2
 """
+)
 
 # KEYS: workers, queue;  ARGV: key prefix
-# The leases of every worker whose alive key expired go back to the queue; returns how
-# many. A live worker's leases are never touched, however slow it is.
-REAP = """
+# The leases of every worker whose alive key expired go back to the queue, its claims not
+# yet enqueued are given back; returns how many leases. A live worker's leases are never
+# touched, however slow it is.
+REAP = (
+    _UNCLAIM
+    + """
 local requeued = 0
 for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   if redis.call('EXISTS', ARGV[1] .. 'alive:' .. worker) == 0 then
@@ -69,18 +106,80 @@ for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
       requeued = requeued + 1
     end
     redis.call('DEL', lease)
+    redis.call('DEL', ARGV[1] .. 'held:' .. worker)
+    unclaim(ARGV[1], ARGV[1] .. 'claims:' .. worker)
     redis.call('SREM', KEYS[1], worker)
   end
 end
 return requeued
 """
+)
 
-# KEYS: workers, queue;  ARGV: key prefix
-# The job's outstanding work: {queued, leased by any worker}.
+# KEYS: workers, queue, identity;  ARGV: key prefix
+# The job's outstanding work: {queued, leased or held (links waiting for their level) by
+# any worker, 1 while the job exists}.
 PENDING = """
 local leased = 0
 for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   leased = leased + redis.call('HLEN', ARGV[1] .. 'lease:' .. worker)
+  for _, n in ipairs(redis.call('HVALS', ARGV[1] .. 'held:' .. worker)) do
+    leased = leased + tonumber(n)
+  end
 end
-return {redis.call('ZCARD', KEYS[2]), leased}
+return {redis.call('ZCARD', KEYS[2]), leased, redis.call('EXISTS', KEYS[3])}
+"""
+
+# KEYS: seen bucket, requested (the job's page count), claims (this worker's), citations,
+#       depths
+# ARGV: seen member, max_pages (0: none), claim field (bucket:member), the URL's key, its
+#       citation's order ("<depth, 6 digits>\t<citing URL>"), the citation (JSON), depth
+# A page claimed counts at its depth at once (``depths``), before its request is queued:
+# a level is not admitted while a smaller one is still being claimed.
+# Every worker's citation of the URL is weighed, the best kept (``citations``: the
+# smallest depth, then the smallest citing URL), whichever worker claims it first.
+# A page URL about to be requested, claimed for the job in one step: 0 when any worker
+# met it before (its seen slot taken), -1 when the job's max_pages are all given out (the
+# slot taken: this worker records it over the budget, no other does), else the job's
+# count of page requests with this one. Dedup and budget in one script, so a page counts
+# once and max_pages over any number of workers requests exactly max_pages pages. The
+# claim is held in the worker's claims until its request is enqueued (ENQUEUE), so a
+# worker killed in between gives it back (REAP).
+CLAIM = """
+-- byte order (Lua's < follows the server's locale)
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local old = redis.call('HGET', KEYS[4], ARGV[4])
+if not old or before(ARGV[5], string.match(old, '^[^\\n]*')) then
+  redis.call('HSET', KEYS[4], ARGV[4], ARGV[5] .. '\\n' .. ARGV[6])
+end
+if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+local budget = tonumber(ARGV[2])
+if budget > 0 and tonumber(redis.call('GET', KEYS[2]) or 0) >= budget then return -1 end
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[7])
+redis.call('HINCRBY', KEYS[5], ARGV[7], 1)
+return redis.call('INCR', KEYS[2])
+"""
+
+# KEYS: depths, workers;  ARGV: key prefix, link depth, this worker
+# 1 when any page of a smaller depth is queued or leased, or another worker holds links
+# of a smaller depth for their level (``held:<worker>``), else 0: the level may go.
+BELOW = """
+local depth = tonumber(ARGV[2])
+local counts = redis.call('HGETALL', KEYS[1])
+for i = 1, #counts, 2 do
+  if tonumber(counts[i]) < depth and tonumber(counts[i + 1]) > 0 then return 1 end
+end
+for _, worker in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local held = {}
+  if worker ~= ARGV[3] then held = redis.call('HGETALL', ARGV[1] .. 'held:' .. worker) end
+  for i = 1, #held, 2 do
+    if tonumber(held[i]) < depth and tonumber(held[i + 1]) > 0 then return 1 end
+  end
+end
+return 0
 """

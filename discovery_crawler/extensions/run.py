@@ -44,6 +44,7 @@ from discovery_crawler.urls.seen import SeenSet
 from discovery_crawler.urls.slugs import SlugAllocator
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
     from pathlib import Path
     from typing import Self
 
@@ -149,9 +150,16 @@ class DiscoveryRun:
         # Components of the entry point that stages hand records to (None: not this run's).
         self.links: Any = None  # crawling/links.py: LinkCrawl (admit_listed, union mode)
         self.verifier: Any = None  # crawling/verify.py: ListedPageVerifier (verify_listed)
+        # distributed/scheduler.py: RedisScheduler (claim), when the run is a worker of a job
+        self.frontier: Any = None
         self.feeds_closed = False  # Scrapy's feed exporter has stored every feed
         self._failed_paths: set[str] = set()  # the files that could not be written
         self._after_feeds: list[Deferred[None]] = []
+        # Work on the stored feeds before the run is reported (a distributed job's worker
+        # hands its records over; the job's last worker writes the job's one inventory):
+        # awaited once, by the first reporter, the others wait for it.
+        self.feed_hooks: list[Callable[[], Awaitable[None]]] = []
+        self._hooks_state: list[Deferred[None]] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -183,10 +191,32 @@ class DiscoveryRun:
         the other ``spider_closed`` handlers: what reports the run's outcome (the summary,
         the crawl log, the job) awaits this, so a feed that fails there is told too."""
         engine = self.crawler.engine
-        if self.feeds_closed or engine is None or self.crawler.get_extension(FeedExporter) is None:
+        if not (
+            self.feeds_closed or engine is None or self.crawler.get_extension(FeedExporter) is None
+        ):
+            waiter: Deferred[None] = Deferred()
+            self._after_feeds.append(waiter)
+            await maybe_deferred_to_future(waiter)
+        await self._run_feed_hooks()
+
+    async def _run_feed_hooks(self) -> None:
+        """``feed_hooks``, once: the first caller runs them, later ones wait for them."""
+        if self._hooks_state is None:
+            self._hooks_state = []
+            for hook in self.feed_hooks:
+                try:
+                    await hook()
+                except Exception:
+                    logger.exception("a step after the feeds were stored failed")
+            waiting, self._hooks_state = self._hooks_state, None
+            self.feed_hooks = []
+            for waiter in waiting:
+                waiter.callback(None)
+            return
+        if not self.feed_hooks:
             return
         waiter: Deferred[None] = Deferred()
-        self._after_feeds.append(waiter)
+        self._hooks_state.append(waiter)
         await maybe_deferred_to_future(waiter)
 
     # -- the site -------------------------------------------------------------------------
@@ -261,12 +291,12 @@ class DiscoveryRun:
         robots = record.robots or {}
         crawl = record.crawl
         pages = crawl.fetched if crawl is not None else 0
-        if not fetched and (robots.get("status") is None) and not pages and self._idle_worker():
-            # a worker of a distributed job that found the job's queue empty each time it
-            # asked (the others had leased every page): it knows nothing of the site
+        if self.frontier is not None and not pages and not (crawl and crawl.requested):
+            # a worker of a distributed job that requested nothing: the job's other
+            # workers took every page (the job's result is theirs), not an unreachable site
             record.note(
                 f"this worker of job {self._job()} fetched no page: the job's other "
-                "workers took every one"
+                "workers took them all"
             )
         elif not fetched and (robots.get("status") is None) and not pages:
             refusals = [r.get("reason") for r in crawl.refusals.items] if crawl else []
@@ -316,11 +346,6 @@ class DiscoveryRun:
         """The distributed job this run is a worker of (``REDIS_JOB``, set by the spider
         with ``REDIS_URL``), else None."""
         return self.crawler.settings.getdict(JOB_SETTING).get("name")
-
-    def _idle_worker(self) -> bool:
-        """A worker of a distributed job that was handed no page (the scheduler's
-        ``redis/leased`` count): the job's other workers fetched them all."""
-        return self._job() is not None and not self.crawler.stats.get_value("redis/leased")
 
     def _not_read(self) -> Any:
         """What the run tried and could not read after its retries (``unread.py``)."""

@@ -30,6 +30,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Response
 from scrapy.http.request import NO_CALLBACK
+from scrapy.responsetypes import responsetypes
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from w3lib.url import safe_url_string
@@ -251,6 +252,58 @@ class RobotsPolicyMiddleware:
             done.callback(None)
 
     async def _download(self, origin: str) -> tuple[RobotsPolicy, Response | Exception]:
+        """Fetch ``<origin>/robots.txt`` — or, a worker of a distributed job, read the
+        job's copy: one worker fetches it, the others parse what it got
+        (``DiscoveryRun.frontier``: ``robots_shared``)."""
+        run = run_of(self.crawler)
+        frontier = run.frontier if run is not None else None
+        if frontier is None:
+            policy, answer, _ = await self._download_here(origin)
+            return policy, answer
+        stored = await frontier.robots_shared(origin)
+        if stored is not None:
+            self.stats.inc_value("robots/from_job")
+            return self._stored(stored)
+        policy, answer, chain = await self._download_here(origin)
+        frontier.robots_store(origin, self._storable(origin, answer, chain))
+        return policy, answer
+
+    def _storable(self, origin: str, answer: Response | Exception, chain: list[str]) -> dict:
+        """What the job keeps of this origin's fetch (``_stored`` reads it back)."""
+        first = origin + "/robots.txt"
+        if isinstance(answer, Response):
+            return {
+                "first": first,
+                "chain": chain,
+                "url": answer.url,
+                "status": answer.status,
+                "body": answer.body.decode("latin-1"),
+            }
+        kind, message = describe_exception(answer)
+        return {"first": first, "chain": chain, "kind": kind, "message": message}
+
+    def _stored(self, stored: dict) -> tuple[RobotsPolicy, Response | Exception]:
+        """The policy (and the answer) of another worker's fetch of robots.txt."""
+        first, chain = stored["first"], stored["chain"]
+        if "kind" in stored:
+            policy = RobotsPolicy.from_failure(
+                first,
+                stored["kind"],
+                stored["message"],
+                self.token,
+                redirects=chain,
+                max_bytes=self.max_bytes,
+                fail_closed=self.fail_closed,
+            )
+            return policy, IgnoreRequest(f"robots.txt of the job: {stored['message']}")
+        body = stored["body"].encode("latin-1")
+        cls = responsetypes.from_args(url=stored["url"], body=body)
+        response = cls(url=stored["url"], status=stored["status"], body=body)
+        return self._policy(first, response, chain), response
+
+    async def _download_here(
+        self, origin: str
+    ) -> tuple[RobotsPolicy, Response | Exception, list[str]]:
         """Fetch ``<origin>/robots.txt``, following up to ``MAX_REDIRECTS`` redirects."""
         first = url = origin + "/robots.txt"
         chain: list[str] = []
@@ -274,7 +327,7 @@ class RobotsPolicyMiddleware:
             except StopRequested:
                 raise
             except Exception as exc:
-                return self._failure_policy(first, exc, chain), exc
+                return self._failure_policy(first, exc, chain), exc, chain
             location = response.headers.get(b"Location")
             if 300 <= response.status < 400 and location and len(chain) < MAX_REDIRECTS:
                 chain.append(response.url)
@@ -284,7 +337,7 @@ class RobotsPolicyMiddleware:
                 if url.startswith(("http://", "https://")):
                     continue
             self.stats.inc_value("robots/fetched")
-            return self._policy(first, response, chain), response
+            return self._policy(first, response, chain), response, chain
 
     def _failure_policy(self, url: str, exc: Exception, chain: list[str]) -> RobotsPolicy:
         kind, message = describe_exception(exc)

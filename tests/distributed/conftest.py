@@ -5,6 +5,7 @@ it — in CI (``CI=true``) that is a failure."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import time
@@ -31,7 +32,7 @@ def _missing(what: str) -> None:
 @dataclass
 class RedisServer:
     """One ``redis-server`` process on 127.0.0.1:``port``; ``restart()`` stops and starts
-    it on the same port (the fault tests)."""
+    it on the same port, its data kept or lost (the fault tests)."""
 
     port: int
     folder: Path
@@ -67,6 +68,20 @@ class RedisServer:
             self.process.terminate()
             self.process.wait(10)
         self.process = None
+
+    def restart(self, keep_data: bool, down: float = 0.0) -> None:
+        """Stop the server and start it again on the same port after ``down`` seconds:
+        with its data (saved to ``dump.rdb`` first, loaded at start) or without."""
+        dump = self.folder / "dump.rdb"
+        if keep_data:  # SHUTDOWN SAVE: saved and stopped in one step, no write between
+            with contextlib.suppress(redis.ConnectionError):  # it closes as it exits
+                self.client().shutdown(save=True)
+            self.process.wait(10)
+        self.stop()
+        if not keep_data:
+            dump.unlink(missing_ok=True)
+        time.sleep(down)
+        self.start()
 
     def client(self) -> redis.Redis:
         return redis.Redis(host="127.0.0.1", port=self.port, db=0)

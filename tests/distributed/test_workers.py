@@ -48,7 +48,18 @@ def page_fetches(server) -> Counter:
     return Counter(path for _, path, _ in server.requests if path != "/robots.txt")
 
 
-def test_three_workers_fetch_every_page_once_and_find_what_one_finds(tmp_path, serve, redis_server):
+TIMESTAMPS = ("fetched_at", "lastmod_seen")  # fields two runs may differ in
+
+
+def comparable(records: list[dict]) -> dict[str, dict]:
+    return {rec["url"]: {k: v for k, v in rec.items() if k not in TIMESTAMPS} for rec in records}
+
+
+def test_three_workers_write_the_one_inventory_a_single_run_writes(tmp_path, serve, redis_server):
+    """3 workers of one job: every page and robots.txt fetched once (the server's log);
+    the worker that ends the job writes the job's one inventory, record for record a
+    single run's (same URLs, citations, slugs, flags), and one crawl-log entry naming the
+    3 workers."""
     pages = write_site(tmp_path / "site", 1200)
     site = serve(tmp_path / "site")
     outs = [tmp_path / f"w{i}" for i in range(3)]
@@ -57,10 +68,22 @@ def test_three_workers_fetch_every_page_once_and_find_what_one_finds(tmp_path, s
     fetched = page_fetches(site)
     assert set(fetched) == pages
     assert [path for path, n in fetched.items() if n > 1] == []  # no page fetched twice
-    union = set().union(*(inventory_urls(out) for out in outs))
+    robots = [path for _, path, _ in site.requests if path == "/robots.txt"]
+    assert len(robots) == 1  # robots.txt once per job, the others read the job's copy
+    entries = [json.loads((out / "_crawl-log.json").read_text())["runs"][-1] for out in outs]
+    finishers = [i for i, e in enumerate(entries) if "workers" in e.get("distributed", {})]
+    assert len(finishers) == 1, [e.get("distributed") for e in entries]
+    job = entries[finishers[0]]["distributed"]
+    assert len(job["workers"]) == 3 and job["missing_workers"] == []
+    assert job["fetched"] == len(pages)
+    assert sum(a["fetched"] > 0 for a in job["workers"]) >= 2  # the pages were shared
+    merged = inventory(outs[finishers[0]])
     single = run_discover(site.url("/"), tmp_path, spider="links", feed=None, out=tmp_path / "one")
     assert single.returncode == 0
-    assert union == {rec["url"] for rec in single.records}
+    ours, theirs = comparable(merged), comparable(single.records)
+    assert set(ours) == set(theirs)
+    differ = [(url, ours[url], theirs[url]) for url in theirs if ours[url] != theirs[url]]
+    assert differ == [], differ[:3]
     assert redis_server.client().dbsize() == 0  # the job's keys go when it is done
 
 
@@ -124,6 +147,12 @@ def test_a_killed_workers_leases_go_to_the_others(tmp_path, serve, redis_server)
     assert set(fetched) == pages
     twice = [path for path, n in fetched.items() if n > 1]
     assert len(twice) <= held, (twice, held)
+    # the job's inventory lacks the victim's records: said, never silent
+    finisher = finisher_out(outs[1:])
+    job = json.loads((finisher / "_crawl-log.json").read_text())["runs"][-1]
+    (missing,) = job["distributed"]["missing_workers"]
+    assert missing.split(":")[1] == str(victim.pid)
+    assert any("stopped before handing over their records" in w for w in job["warnings"])
     assert client.dbsize() == 0
 
 
@@ -202,3 +231,144 @@ def test_three_workers_keep_one_interval_per_host(tmp_path, serve, redis_server)
     assert min(gaps) >= 0.05, sorted(gaps)[:5]
     assert sum(g >= 0.1 - 0.015 for g in gaps) >= 0.95 * len(gaps), sorted(gaps)[:10]
     assert times[-1] - times[0] >= 0.1 * len(gaps) - 0.015
+
+
+def inventory(out: Path) -> list[dict]:
+    lines = (out / "inventory.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def test_max_pages_is_the_jobs_over_three_workers(tmp_path, serve, redis_server):
+    """max_pages=50 over 3 workers: the server is asked for exactly 50 pages, each once;
+    the URLs past the budget are recorded (flag over_max_pages) by one worker each."""
+    write_site(tmp_path / "site", 300)
+    site = serve(tmp_path / "site")
+    outs = [tmp_path / f"w{i}" for i in range(3)]
+    args = ("-a", "job=budget", "-a", "max_pages=50")
+    # 0.05 s between two requests to the host (job-wide): the others join mid-crawl
+    workers = [
+        worker(site.url("/"), out, redis_server.url, *args, HOST_INTERVAL=0.05) for out in outs
+    ]
+    codes = [w.wait(300) for w in workers]
+    assert set(codes) <= {0, 5} and 5 in codes, codes  # bounded: whoever met the budget
+    fetched = page_fetches(site)
+    assert sum(fetched.values()) == 50, fetched
+    assert max(fetched.values()) == 1
+    records = inventory(finisher_out(outs))  # the job's one inventory
+    over = [rec["url"] for rec in records if "over_max_pages" in (rec.get("flags") or [])]
+    assert over and len(over) == len(set(over))
+    assert not {site.url(path) for path in fetched} & set(over)
+    requested = [_stat(tmp_path / f"w{i}.log", "links/requested") for i in range(3)]
+    leased = [_stat(tmp_path / f"w{i}.log", "redis/leased") for i in range(3)]
+    assert sum(requested) == 50 and sum(leased) == 50, (requested, leased)
+    assert sum(n > 0 for n in leased) >= 2, leased  # the workers shared the pages
+
+
+def finisher_out(outs: list[Path]) -> Path:
+    """The out folder of the worker that wrote the job's one inventory."""
+    done = [
+        out
+        for out in outs
+        if "workers"
+        in json.loads((out / "_crawl-log.json").read_text())["runs"][-1].get("distributed", {})
+    ]
+    assert len(done) == 1, done
+    return done[0]
+
+
+def _stat(log: Path, name: str) -> int:
+    """A worker's stat from the dump Scrapy logs at the end (0 when absent)."""
+    for line in log.read_text(encoding="utf-8").splitlines():
+        if line.strip().startswith(f"'{name}':"):
+            return int(line.split(":", 1)[1].strip().rstrip(",}"))
+    return 0
+
+
+def _wait_for_fetches(site, count: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while len(page_fetches(site)) < count:
+        assert time.monotonic() < deadline, "the workers never got going"
+        time.sleep(0.02)
+
+
+def test_redis_restarted_with_its_data_the_workers_go_on(tmp_path, serve, redis_server):
+    """Redis stopped (SHUTDOWN SAVE) for 1 s mid-crawl and started again with its data:
+    both workers wait, reconnect and finish the job; every page fetched, a page fetched
+    twice only if its lease was handed back."""
+    pages = write_site(tmp_path / "site", 400)
+    site = serve(tmp_path / "site")
+    outs = [tmp_path / f"w{i}" for i in range(2)]
+    workers = [
+        worker(
+            site.url("/"),
+            out,
+            redis_server.url,
+            "-a",
+            "job=kept",
+            HOST_INTERVAL=0.01,
+            REDIS_RECONNECT_TIMEOUT=20,
+        )
+        for out in outs
+    ]
+    _wait_for_fetches(site, 60)
+    redis_server.restart(keep_data=True, down=1.0)
+    assert len(page_fetches(site)) < len(pages) - 100  # the restart came mid-crawl
+    assert [w.wait(300) for w in workers] == [0, 0]
+    fetched = page_fetches(site)
+    assert set(fetched) == pages
+    twice = [path for path, n in fetched.items() if n > 1]
+    assert len(twice) <= 4, twice
+    assert redis_server.client().dbsize() == 0
+
+
+def test_redis_restarted_without_its_data_each_worker_fails_in_one_line(
+    tmp_path, serve, redis_server
+):
+    """Redis restarted empty mid-crawl: the job's queue and seen-set are gone. Each
+    worker stops with one REDIS LOST line, the summary says FAILED, exit 1 — none ends
+    as if the job were done."""
+    write_site(tmp_path / "site", 400)
+    site = serve(tmp_path / "site")
+    outs = [tmp_path / f"w{i}" for i in range(2)]
+    workers = [
+        worker(site.url("/"), out, redis_server.url, "-a", "job=lost", HOST_INTERVAL=0.01)
+        for out in outs
+    ]
+    _wait_for_fetches(site, 60)
+    redis_server.restart(keep_data=False)
+    assert [w.wait(120) for w in workers] == [1, 1]
+    for i in range(2):
+        log = (tmp_path / f"w{i}.log").read_text()
+        lost = [line for line in log.splitlines() if "REDIS LOST" in line]
+        assert len(lost) == 1, lost
+        assert "job lost is gone from Redis at 127.0.0.1" in lost[0]
+        assert "FAILED: job lost is gone from Redis" in log
+        entry = json.loads((outs[i] / "_crawl-log.json").read_text())["runs"][-1]
+        assert entry["status"] == "failed"
+
+
+def test_redis_down_past_the_reconnect_timeout_fails_in_one_line(tmp_path, serve, redis_server):
+    """Redis stopped mid-crawl and not back within REDIS_RECONNECT_TIMEOUT (2 s): the
+    worker stops with one line naming the address and the setting, exit 1."""
+    write_site(tmp_path / "site", 400)
+    site = serve(tmp_path / "site")
+    out = tmp_path / "w0"
+    one = worker(
+        site.url("/"),
+        out,
+        redis_server.url,
+        "-a",
+        "job=down",
+        HOST_INTERVAL=0.01,
+        REDIS_RECONNECT_TIMEOUT=2,
+    )
+    _wait_for_fetches(site, 40)
+    redis_server.stop()
+    started = time.monotonic()
+    assert one.wait(120) == 1
+    assert time.monotonic() - started < 60
+    log = (tmp_path / "w0.log").read_text()
+    lost = [line for line in log.splitlines() if "REDIS LOST" in line]
+    assert len(lost) == 1, lost
+    assert f"Redis at 127.0.0.1:{redis_server.port}/0 (REDIS_URL) did not answer for 2 s" in lost[0]
+    assert "FAILED: Redis at" in log
