@@ -131,7 +131,12 @@ def patched_record(obj: dict[str, Any], seen: SeenSet, finals: Any = None) -> di
         ]
         if aliases:
             obj["aliases"] = aliases
-        _merge_sources(obj, earlier)
+        # the written record's sources were read first: reading order whichever record
+        # won (a start page recorded by the link crawl before the listings arrive, or met
+        # first as an alternate, ends with the same sources)
+        later = obj.get("sources") or []
+        obj["sources"] = list(earlier)
+        _merge_sources(obj, later)
         obj = _in_feed_order(obj)
     if extra:
         _merge_sources(obj, extra)

@@ -499,3 +499,19 @@ def test_a_full_disk_is_told_once():
     path, error = told[0]
     assert path == "/dev/full"
     assert error.errno == errno.ENOSPC
+
+
+def test_an_upgraded_record_lists_its_sources_in_reading_order():
+    """Met first as an hreflang alternate of sitemap A, then listed by sitemap B: the
+    sources read A then B, as when the link crawl recorded the page before either listing
+    arrived (A, then B, added as sources). A re-run carries the sitemaps over faster than
+    the crawl fetches the start page; the order must not depend on which came first."""
+    url = "https://example.com/"
+    a, b = "https://example.com/en/sitemap.xml", "https://example.com/ja/sitemap.xml"
+    seen = SeenSet()
+    seen.add(url)
+    written = rec(url, source="alternate", sitemap=a)
+    seen.upgrade(url, rec(url, sitemap=b))
+    upgraded = patched_record(json.loads(json_line(written)), seen)
+    assert upgraded is not None
+    assert upgraded["sources"] == [a, b]
