@@ -110,21 +110,23 @@ def test_a_dead_site_raises_run_failed(elsewhere):
 
 
 def test_a_timeout_stops_the_run(serve, tmp_path, elsewhere):
-    """A crawl that would take ~12 s (a page per 0.2 s) is asked to stop at the timeout
-    and closes as interrupted, its crawl-log entry and partial records kept. (Scrapy's
+    """A crawl that would take ~24 s (a page per 0.2 s) is asked to stop at the timeout
+    and closes as interrupted, its crawl-log entry and partial records kept. (6 s: on a
+    loaded machine the child's imports alone took 2.4 s, and a SIGTERM before Scrapy's
+    handlers are installed kills it with nothing written. Scrapy's
     graceful stop finishes the requests already in the downloader, each paced by the
     host interval: at 1 s a page it can take longer than ``TERMINATE_GRACE``, and the
     second signal's unclean shutdown writes no crawl-log entry.)"""
     root = tmp_path / "site"
-    _link_site(root, 60)
+    _link_site(root, 120)
     url = serve(root).url("/")
     slow = {**FAST, "HOST_INTERVAL": 0.2}
-    with pytest.raises(Interrupted, match=r"^timed out after 3 s") as caught:
-        discover(url, mode="links", settings=slow, timeout=3)
+    with pytest.raises(Interrupted, match=r"^timed out after 6 s") as caught:
+        discover(url, mode="links", settings=slow, timeout=6)
     assert caught.value.exit_code == 3
     result = caught.value.result
     assert result.run["status"] == "interrupted"
-    assert 0 < len(result) < 61  # the partial inventory
+    assert 0 < len(result) < 121  # the partial inventory
 
 
 def test_discover_from_inside_a_running_event_loop(serve, tmp_path, elsewhere):
