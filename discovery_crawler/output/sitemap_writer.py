@@ -348,6 +348,8 @@ def finished_run(folder: Path) -> dict[str, Any]:
         runs = json.loads(log.read_text(encoding="utf-8")).get("runs") or []
     except (ValueError, OSError, AttributeError) as exc:
         raise RunFolderError(f"{log}: not a crawl log ({exc})") from None
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        raise RunFolderError(f"{log}: not a crawl log (its runs are no list of records)")
     if not runs:
         raise RunFolderError(f"{log}: no run recorded")
     run = runs[-1]
@@ -358,6 +360,15 @@ def finished_run(folder: Path) -> dict[str, Any]:
             f"from a {' or '.join(FINISHED)} run"
         )
     return run
+
+
+def run_site(run: dict[str, Any], folder: Path) -> str:
+    """The site (an http(s) origin or URL) a finished run walked; ``RunFolderError`` when
+    the run names none."""
+    site = (run.get("discovery") or {}).get("site") or (run.get("input") or {}).get("url")
+    if not isinstance(site, str) or urlsplit(site).scheme not in ("http", "https"):
+        raise RunFolderError(f"{folder}: the run names no site (an http(s) URL): {site!r}")
+    return site
 
 
 def check_base(base: str, site: str, cross_origin: bool) -> str:

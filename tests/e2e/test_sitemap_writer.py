@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -201,3 +202,20 @@ def test_write_sitemap_at_the_end_of_a_run(indexing_site, tmp_path):
     assert "Sitemap: 5 URLs in 1 file(s)" in crawl.stdout + crawl.stderr
     part = (crawl.out / "sitemaps" / "sitemap-1.xml").read_text()
     assert part.count("<url>") == len(indexable(crawl.records)) == 5
+    # the summary's problem line (issue 38.1), and the changes' counts (38.2)
+    said = crawl.stdout + crawl.stderr
+    problem = re.search(r"(\d+) sitemap URLs are not indexable: ([^(\n]+)", said)
+    assert problem is not None, said[-3000:]
+    assert problem.group(1) == "5"
+    assert sorted(problem.group(2).strip().split(", ")) == [
+        "1 canonical elsewhere",
+        "1 robots disallowed",
+        "1 status",
+        "2 noindex",
+    ]
+    changes = (crawl.out / "sitemaps" / "changes.txt").read_text().splitlines()
+    assert changes[0] == (
+        "# Sitemap: 5 URLs in 1 file(s); against the site's sitemaps: 1 added, 5 dropped, 4 kept"
+    )
+    assert [line[0] for line in changes if not line.startswith("#")].count("-") == 5
+    assert [line for line in changes if line.startswith("+ ")] == [f"+ {server.url('/nofollow/')}"]
