@@ -184,8 +184,10 @@ class Written:
 
 class _PartWriter:
     """Writes ``sitemap-N.xml(.gz)`` files, a new one at the protocol's limits. The caller
-    keeps the current part's counts and its buffer of entries (``room``/``add``), so a URL
-    costs no method call; the buffer goes out in one write every ``BATCH`` entries."""
+    (``_write_entries``) keeps the current part's URL and byte counts and its buffer of
+    entries, so a URL costs no method call here; it hands the buffer over every ``BATCH``
+    entries (``write``) and when the part is full (``next_part``), so memory stays at one
+    batch whatever the part's size."""
 
     BATCH = 2048
 
