@@ -605,6 +605,11 @@ def summary_lines(changes: Changes, urls: int, parts: int) -> list[str]:
         what = ", ".join(f"{n:,} {r.replace('_', ' ')}" for r, n in changes.excluded.most_common())
         examples = ", ".join(i["url"][:120] for i in changes.excluded_items[:3])
         lines.append(f"Left out, cannot be written in a sitemap: {what} (e.g. {examples})")
+    if changes.unreadable:
+        lines.append(
+            f"Skipped {changes.unreadable:,} inventory line(s) that are no record "
+            "(no JSON object, or a field of another type than the walk writes)"
+        )
     return lines
 
 

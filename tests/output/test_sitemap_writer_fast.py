@@ -120,6 +120,10 @@ def test_fast_path_writes_the_bytes_of_the_plain_path_and_of_the_writer_before(t
     new_counts = json.loads(fast.pop("changes.json"))
     assert new_counts.pop("unreadable") == 1
     assert new_counts == json.loads(before.pop("changes.json"))
+    said = b"# Skipped 1 inventory line(s) that are no record (no JSON object, or a field of"
+    lines = fast.pop("changes.txt").split(b"\n")
+    assert sum(line.startswith(said) for line in lines) == 1
+    assert b"\n".join(x for x in lines if not x.startswith(said)) == before.pop("changes.txt")
     assert fast == before
     assert len([n for n in fast if n.startswith("sitemap-")]) >= 1
 
@@ -162,6 +166,7 @@ def test_records_the_walk_never_writes_are_skipped_not_fatal(tmp_path):
     assert f'hreflang="de" href="{SITE}/de/"' in part
     changes = json.loads(fast["changes.json"])
     assert changes["unreadable"] == 1
+    assert "# Skipped 1 inventory line(s) that are no record" in fast["changes.txt"].decode()
     assert changes["excluded"]["reasons"] == {"unencodable": 1, "other_host": 1}
     assert changes["alternates_dropped"] == 1
     assert f"<url><loc>{SITE}/bad-port-alt/</loc></url>" in part
