@@ -453,7 +453,8 @@ def _write_entries(
     used = max_bytes = parts.max_bytes
     batch = parts.BATCH
     longest, shortest = MAX_LOC, MIN_LOC
-    kept = added = 0
+    kept = added = indexable = 0
+    dates: dict[str, str | None] = {}  # lastmod as listed: as written
     for rec in records:
         if rec is None:
             changes.unreadable += 1
@@ -469,7 +470,12 @@ def _write_entries(
             and rec.refusal is None
             and rec.canonical is None
         ):
-            verdict = INDEXABLE  # the common page: what verdict_of says, without the call
+            # the common page: what verdict_of says, without the call
+            if indexable:
+                indexable += 1
+            else:
+                indexable = verdicts[INDEXABLE] = 1  # its place in the counts' order
+            was_listed = rec.sitemap or rec.sources
         else:
             try:
                 verdict = verdict_of(
@@ -478,16 +484,24 @@ def _write_entries(
             except TypeError:  # a field of another type than the walk writes
                 changes.unreadable += 1
                 continue
-        verdicts[verdict] = verdicts.get(verdict, 0) + 1
-        was_listed = bool(rec.sitemap or rec.sources)
-        if verdict != INDEXABLE and not (include_unfetched and verdict == UNFETCHED and was_listed):
-            if was_listed:
-                dropped[verdict] += 1
-                pending.append(f"- {url}\t{verdict}\n")
-                if len(pending) >= batch:
-                    lines.write("".join(pending))
-                    pending = []
-            continue
+            if verdict == INDEXABLE:
+                if indexable:
+                    indexable += 1
+                else:
+                    indexable = verdicts[INDEXABLE] = 1
+            else:
+                verdicts[verdict] = verdicts.get(verdict, 0) + 1
+            was_listed = rec.sitemap or rec.sources
+            if verdict != INDEXABLE and not (
+                include_unfetched and verdict == UNFETCHED and was_listed
+            ):
+                if was_listed:
+                    dropped[verdict] += 1
+                    pending.append(f"- {url}\t{verdict}\n")
+                    if len(pending) >= batch:
+                        lines.write("".join(pending))
+                        pending = []
+                continue
         why = None
         if url.isascii() and url.isprintable() and " " not in url:
             loc = url
@@ -517,12 +531,17 @@ def _write_entries(
                     pending = []
             continue
         raw = rec.lastmod
-        lastmod = xsd_lastmod(raw) if raw.__class__ is str else None
+        lastmod = dates.get(raw) if raw.__class__ is str else None
         if lastmod is None:
-            if raw:
-                changes.lastmod_dropped += 1
-            raw = rec.last_modified  # no listing's: the fetched page's Last-Modified
-            lastmod = xsd_lastmod(raw) if raw.__class__ is str else None
+            if raw.__class__ is str and raw not in dates:
+                lastmod = dates[raw] = xsd_lastmod(raw)
+                if len(dates) > 4096:  # a site's lastmods repeat; a bound all the same
+                    dates.clear()
+            if lastmod is None:
+                if raw:
+                    changes.lastmod_dropped += 1
+                raw = rec.last_modified  # no listing's: the fetched page's Last-Modified
+                lastmod = xsd_lastmod(raw) if raw.__class__ is str else None
         if "&" in loc or "'" in loc or "<" in loc or ">" in loc or '"' in loc:  # ~ escape()
             loc = loc.translate(_ESCAPES)
         if rec.alternates:
@@ -554,6 +573,8 @@ def _write_entries(
                 pending = []
     lines.write("".join(pending))
     changes.kept, changes.added = kept, added
+    if indexable:
+        verdicts[INDEXABLE] = indexable
     parts.close(buf)
     changes.verdicts.update(verdicts)
 
