@@ -407,6 +407,9 @@ def write_sitemaps(
     ``check_base``). ``fast=False`` decodes every line with json (what msgspec decodes
     must write the same bytes: ``tests/output/test_sitemap_writer.py``)."""
     out.mkdir(parents=True, exist_ok=True)
+    # The index goes first and comes back last (renamed into place): a writer killed
+    # half-way leaves parts no index names, never an index naming parts half written.
+    (out / INDEX_NAME).unlink(missing_ok=True)
     for old in (*out.glob("sitemap-*.xml"), *out.glob("sitemap-*.xml.gz")):
         old.unlink()  # a part a larger earlier set left would be named by nothing
     site_origin = origin(encoded(site))
@@ -418,9 +421,6 @@ def write_sitemaps(
             read_fields(inventory, fast), site_origin, include_unfetched, parts, changes, lines
         )
     written = parts.parts
-    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    index = out / INDEX_NAME
-    index.write_bytes(index_document([base + p.name for p in written], stamp))
     changes_path = out / "changes.txt"
     _write_changes(changes_path, body, changes, parts.total, len(written))
     (out / "changes.json").write_text(
@@ -428,6 +428,11 @@ def write_sitemaps(
         + "\n",
         encoding="utf-8",
     )
+    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    index = out / INDEX_NAME
+    partial = out / (INDEX_NAME + ".part")
+    partial.write_bytes(index_document([base + p.name for p in written], stamp))
+    partial.replace(index)  # last: the set is whole when the index names it
     return Written(written, index, parts.total, changes, changes_path)
 
 

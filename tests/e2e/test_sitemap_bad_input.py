@@ -7,8 +7,10 @@ are made by hand: no crawl is needed to refuse them."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -135,3 +137,39 @@ def test_urls_that_cannot_be_written_are_left_out_counted_and_listed(tmp_path):
     text = (folder / "sitemaps" / "changes.txt").read_text()
     assert f"- {long}\ttoo_long\n" in text
     assert "- https://other.example/listed/\tother_host\n" in text
+
+
+def test_a_writer_killed_half_way_leaves_no_index_and_a_rerun_writes_the_whole_set(tmp_path):
+    """kill -9 while the parts are being written: the earlier index is gone (it would name
+    parts half written), no index names the parts there are; run again, the set is whole."""
+    records = [{"url": f"{SITE}/p/{i}/", "status": 200} for i in range(400_000)]
+    folder = run_folder(tmp_path, finished(), records)
+    out = folder / "sitemaps"
+    out.mkdir()
+    (out / "sitemap_index.xml").write_text("<sitemapindex>an earlier set</sitemapindex>")
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "sitemap", str(folder)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "sitemap-2.xml").exists():
+            assert writer.poll() is None, "the writer ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.002)
+        writer.send_signal(signal.SIGKILL)
+    finally:
+        writer.wait()
+    assert writer.returncode == -signal.SIGKILL
+    assert not (out / "sitemap_index.xml").exists()
+    done = scrapy_sitemap(folder)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Sitemap: 400,000 URLs in 8 file(s)")
+    index = (out / "sitemap_index.xml").read_text()
+    assert index.count("<sitemap>") == 8
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["changes.json", "changes.txt", "sitemap_index.xml"]
+        + [f"sitemap-{n}.xml" for n in range(1, 9)]
+    )
