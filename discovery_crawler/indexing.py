@@ -49,7 +49,6 @@ _VALUED = frozenset({"max-snippet", "max-image-preview", "max-video-preview", "u
 # Answered 200 and still a page a search engine indexes: a JavaScript shell renders one, a
 # download is a file served as it is (a PDF is indexed).
 _PAGE_REFUSALS = frozenset({"shell", "download"})
-_REDIRECT_FLAGS = ("meta_refresh", "redirect_loop", "over_max_redirects")
 # A record with neither of these was not fetched and carries no flag: no verdict field on
 # its feed line (the common sitemap record keeps its fast line).
 JUDGED_FIELDS = ("status", "flags")
@@ -129,17 +128,31 @@ def last_modified(header: str | None) -> str | None:
 def indexability_of(rec: dict[str, Any]) -> str:
     """``indexable``, the first reason of ``REASONS`` that the record's fields give, or
     ``unfetched`` (module docstring)."""
-    flags = rec.get("flags") or ()
+    return verdict_of(
+        rec.get("flags"),
+        rec.get("status"),
+        rec.get("redirected_to"),
+        rec.get("refusal"),
+        rec.get("canonical"),
+    )
+
+
+def verdict_of(flags: Any, status: Any, redirected_to: Any, refusal: Any, canonical: Any) -> str:
+    """``indexability_of`` on the fields it reads (the sitemap writer decodes only those)."""
+    flags = flags or ()
     if "junk" in flags:
         return "junk"
     if "robots_disallowed" in flags:
         return "robots_disallowed"
-    status = rec.get("status")
-    if rec.get("redirected_to") is not None or any(f in flags for f in _REDIRECT_FLAGS):
+    if (
+        redirected_to is not None
+        or "meta_refresh" in flags
+        or "redirect_loop" in flags
+        or "over_max_redirects" in flags
+    ):
         return "redirect"
     if status is not None and 300 <= status < 400:
         return "redirect"
-    refusal = rec.get("refusal")
     if status is None:
         if isinstance(refusal, dict):  # no answer: a timeout, a network error
             return "status"
@@ -150,7 +163,7 @@ def indexability_of(rec: dict[str, Any]) -> str:
         return "refused"
     if "noindex" in flags:
         return "noindex"
-    if "canonical_elsewhere" in flags or rec.get("canonical") is not None:
+    if "canonical_elsewhere" in flags or canonical is not None:
         return "canonical_elsewhere"
     return INDEXABLE
 

@@ -83,18 +83,15 @@ def write_from_folder(
         RunFolderError,
         check_base,
         finished_run,
+        run_site,
         summary_lines,
         write_sitemaps,
     )
 
     try:
-        run = finished_run(folder)
+        site = run_site(finished_run(folder), folder)
     except RunFolderError as exc:
         print(f"sitemap: {exc}", file=sys.stderr)
-        return BAD_ARGUMENTS
-    site = (run.get("discovery") or {}).get("site") or (run.get("input") or {}).get("url")
-    if not site:
-        print(f"sitemap: {folder}: the run names no site", file=sys.stderr)
         return BAD_ARGUMENTS
     try:
         base = check_base(base or f"{site.rstrip('/')}/sitemaps/", site, cross_origin)

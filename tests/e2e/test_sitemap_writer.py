@@ -6,8 +6,10 @@ exists: ``bench/bench_sitemap.py`` creates it)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,19 +39,30 @@ def indexable(records: list[dict]) -> set[str]:
     return {r["url"] for r in records if r.get("indexability") == "indexable"}
 
 
-def round_trip(server: SiteServer, root: Path, tmp_path: Path, **settings) -> tuple[set, set]:
+def round_trip(
+    server: SiteServer, root: Path, tmp_path: Path, *options: str, **settings
+) -> tuple[set, set]:
     """Union crawl of ``server``; the sitemap written into the served ``root`` (under
-    ``/sitemaps/``); ``discover`` of the written index. (indexable set, set read back)."""
+    ``/sitemaps/``, with ``options`` for ``scrapy sitemap``); ``discover`` of the written
+    index. (indexable set, set read back)."""
     crawl = run_discover(
         server.url("/"), tmp_path, "-a", "mode=union", settings=settings, feed=None
     )
     assert crawl.returncode == 0, crawl.stderr[-3000:]
-    done = scrapy_sitemap(crawl.out, "-o", str(root / "sitemaps"))
+    done = scrapy_sitemap(crawl.out, "-o", str(root / "sitemaps"), *options)
     assert done.returncode == 0, done.stderr
     assert "Sitemap: " in done.stdout
-    for part in (root / "sitemaps").glob("sitemap-*.xml"):
-        xsd = etree.XMLSchema(etree.parse(str(SCHEMAS / "xhtml_link.xsd")))
-        assert xsd.validate(etree.parse(str(part))), xsd.error_log
+    parts = sorted((root / "sitemaps").glob("sitemap-*.xml*"))
+    assert parts and all(
+        p.name.endswith(".xml.gz" if "--gzip" in options else ".xml") for p in parts
+    )
+    xsd = etree.XMLSchema(etree.parse(str(SCHEMAS / "xhtml_link.xsd")))
+    for part in parts:
+        data = part.read_bytes()
+        tree = etree.ElementTree(
+            etree.fromstring(gzip.decompress(data) if "--gzip" in options else data)
+        )
+        assert xsd.validate(tree), xsd.error_log
     back = run_discover(
         server.url("/sitemaps/sitemap_index.xml"),
         tmp_path,
@@ -132,6 +145,17 @@ def test_local_site_verdicts_and_round_trip(indexing_site, tmp_path):
         assert theirs == wanted
 
 
+def test_gzipped_set_round_trip(indexing_site, tmp_path):
+    """``--gzip``: the parts are ``sitemap-N.xml.gz``, valid once unpacked, and read back
+    (by ``discover`` and by ultimate-sitemap-parser) to the indexable set."""
+    server, root = indexing_site
+    wanted, back = round_trip(server, root, tmp_path / "run", "--gzip")
+    assert len(wanted) == 5 and back == wanted
+    theirs = usp_urls(server.url("/sitemaps/sitemap_index.xml"))
+    if theirs is not None:
+        assert theirs == wanted
+
+
 def test_bad_input_is_one_line_and_exit_2(indexing_site, tmp_path):
     server, _ = indexing_site
     empty = scrapy_sitemap(tmp_path / "nothing")
@@ -201,3 +225,20 @@ def test_write_sitemap_at_the_end_of_a_run(indexing_site, tmp_path):
     assert "Sitemap: 5 URLs in 1 file(s)" in crawl.stdout + crawl.stderr
     part = (crawl.out / "sitemaps" / "sitemap-1.xml").read_text()
     assert part.count("<url>") == len(indexable(crawl.records)) == 5
+    # the summary's problem line (issue 38.1), and the changes' counts (38.2)
+    said = crawl.stdout + crawl.stderr
+    problem = re.search(r"(\d+) sitemap URLs are not indexable: ([^(\n]+)", said)
+    assert problem is not None, said[-3000:]
+    assert problem.group(1) == "5"
+    assert sorted(problem.group(2).strip().split(", ")) == [
+        "1 canonical elsewhere",
+        "1 robots disallowed",
+        "1 status",
+        "2 noindex",
+    ]
+    changes = (crawl.out / "sitemaps" / "changes.txt").read_text().splitlines()
+    assert changes[0] == (
+        "# Sitemap: 5 URLs in 1 file(s); against the site's sitemaps: 1 added, 5 dropped, 4 kept"
+    )
+    assert [line[0] for line in changes if not line.startswith("#")].count("-") == 5
+    assert [line for line in changes if line.startswith("+ ")] == [f"+ {server.url('/nofollow/')}"]

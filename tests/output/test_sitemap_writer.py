@@ -260,3 +260,24 @@ def test_an_unlisted_page_takes_its_last_modified_as_lastmod(tmp_path):
         SITE + "/linked/": "2025-01-02T03:04:05Z",
         SITE + "/bare/": None,
     }
+
+
+def test_parts_split_at_the_protocols_own_limits(tmp_path):
+    """The defaults are the protocol's: 50,000 URLs a file, and 50 MB (52,428,800 bytes)
+    uncompressed a file, gzipped or not."""
+    path = tmp_path / "inventory.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(50_001):
+            out.write(f'{{"url": "{SITE}/p/{i}/", "status": 200}}\n')
+    by_count = write_sitemaps(path, tmp_path / "n", SITE, BASE, gzipped=True)
+    assert [p.name for p in by_count.parts] == ["sitemap-1.xml.gz", "sitemap-2.xml.gz"]
+    assert [len(locs([p])) for p in by_count.parts] == [50_000, 1]
+    long = "/" + "y" * 2000  # ~2,060 bytes an entry: 50 MB is ~25,450 of them
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(26_000):
+            out.write(f'{{"url": "{SITE}/{i}{long}", "status": 200}}\n')
+    by_size = write_sitemaps(path, tmp_path / "b", SITE, BASE)
+    sizes = [p.stat().st_size for p in by_size.parts]
+    assert len(sizes) == 2 and max(sizes) <= 50 * 1024 * 1024
+    assert sizes[0] > 50 * 1024 * 1024 - 2100  # full: the next entry would not fit
+    assert sum(len(locs([p])) for p in by_size.parts) == 26_000
