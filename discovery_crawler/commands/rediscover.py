@@ -433,8 +433,8 @@ class LocalSites:
     def ended(self, running: Running, code: int, stopped: bool) -> None:
         return None
 
-    def more(self) -> bool:  # nothing runs here and nothing is left to take: done
-        return False
+    def more(self) -> bool:  # nothing runs here: done once nothing is left to take
+        return bool(self.pending)
 
     def tick(self) -> None:
         return None
