@@ -18,6 +18,17 @@ interrupted, an output failed, or its folder busy with another run) — the othe
 ran; 2 a bad or unreadable sites file or option; 3 rediscover itself was stopped
 (SIGINT/SIGTERM: passed on to the running sites, no new site started); 4 the root
 cannot be written; 8 another rediscover (or run) holds the root.
+
+With ``-s REDIS_URL=redis://host:port/db`` the sites are shared with every rediscover
+started with the same file (on this machine or others: a *round*, ``--job NAME``,
+``distributed/sites.py``): each takes the next site not taken, runs it here as above
+(a local crawl: ``REDIS_URL`` is not passed on) and records its outcome in Redis; a
+rediscover that stops beating has its running sites taken again by another. Each
+machine stays until no site is queued or running anywhere, and the last writes the
+round's results (every site's outcome, machine and folder) to ``DIR/_round-<name>.json``.
+The exit status is of the sites this machine ran; Redis unreachable at start, or lost
+mid-round (past ``REDIS_RECONNECT_TIMEOUT``, or restarted without its data): one line, the
+running sites stopped, exit 1; another file under the round's name: exit 2.
 """
 
 from __future__ import annotations
@@ -174,7 +185,7 @@ class Command(ScrapyCommand):
     default_settings = {"LOG_ENABLED": False}  # noqa: RUF012 — Scrapy's class attribute
 
     def syntax(self) -> str:
-        return "SITES_FILE [--root DIR] [--parallel N] [-s NAME=VALUE ...]"
+        return "SITES_FILE [--root DIR] [--parallel N] [--job NAME] [-s NAME=VALUE ...]"
 
     def short_desc(self) -> str:
         return "Discover every site of a sites file again, each into DIR/<host>/ (for cron)"
@@ -186,7 +197,10 @@ class Command(ScrapyCommand):
             "SITES_FILE: one site URL a line, optionally followed by key=value spider "
             "arguments; # comments. A malformed line refuses the whole file. Exit status: "
             "0 every site completed or bounded, 1 some site did not, 2 a bad sites file, "
-            "3 stopped by a signal, 4 the root cannot be written, 8 another run holds DIR."
+            "3 stopped by a signal, 4 the root cannot be written, 8 another run holds DIR. "
+            "With -s REDIS_URL=redis://host:port/db, rediscover started on several machines "
+            "with the same file shares its sites: each site runs on one machine, into that "
+            "machine's DIR; the exit status says of the sites this machine ran."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
