@@ -217,3 +217,16 @@ def test_redis_restarted_without_its_data_stops_the_machine_in_one_line(
     assert said(out)[folder(slow.url("/"))].startswith("interrupted (exit 3)"), out
     assert "exit 1" in out.splitlines()[-1]
     assert len(slow.requests) < 30
+
+
+def test_a_round_name_without_redis_is_a_usage_error(tmp_path):
+    sites = tmp_path / "sites.txt"
+    sites.write_text("http://127.0.0.1:9/\n")
+    cmd = [sys.executable, "-m", "scrapy", "rediscover", str(sites), "--root", str(tmp_path / "r")]
+    done = subprocess.run([*cmd, "--job", "x"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "error: --job names a round of a sites list shared over Redis; give -s "
+        "REDIS_URL=redis://host:port/db too"
+    )
+    assert not (tmp_path / "r").exists()
