@@ -588,6 +588,10 @@ class SharedSites:
                     f"{len(results['sites'])} site(s) on {len(hosts)} machine(s); {where}",
                     flush=True,
                 )
+        if self.failed:
+            # Redis gone: its sites go back when another machine sees this one's heartbeat
+            # lapse; a round that is gone must not get a stray queue key back
+            return
         back = self.round.leave()
         if back:
             print(
