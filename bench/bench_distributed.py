@@ -95,6 +95,7 @@ class Result:
     cpu_seconds: float = 0.0
     pages_per_s: float = 0.0
     redis_peak_mb: float = 0.0
+    redis_commands: int = 0  # commands Redis processed during the run
     load: str = ""
     error: str | None = None
     payloads: list[bytes] = field(default_factory=list, repr=False)
@@ -170,6 +171,7 @@ def run_one(name: str, target: str, mode: str, work: Path, server: RedisServer, 
         shutil.rmtree(out, ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("SCRAPY_")}
     env |= {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+    commands_before = int(server.client.info("stats")["total_commands_processed"])
     sampler = RedisSampler(server, job if name != "local" else None)
     sampler.start()
     res.load = os.getloadavg().__repr__()
@@ -189,6 +191,9 @@ def run_one(name: str, target: str, mode: str, work: Path, server: RedisServer, 
         res.cpu_seconds += usage.ru_utime + usage.ru_stime
     res.seconds = time.perf_counter() - t0
     sampler.stop()
+    # the sampler's own calls (~2 per 0.1 s) are left in: a small overcount
+    res.redis_commands = int(server.client.info("stats")["total_commands_processed"])
+    res.redis_commands -= commands_before
     res.redis_peak_mb = sampler.peak / 2**20 if name != "local" else 0.0
     res.payloads = sampler.payloads
     res.pages = pages_of(name, outs, mode)
@@ -200,7 +205,8 @@ def run_one(name: str, target: str, mode: str, work: Path, server: RedisServer, 
     res.pages_per_s = res.pages / res.seconds if res.seconds else 0.0
     print(
         f"[run] {name}: {res.pages:,} pages {res.seconds:.1f} s ({res.pages_per_s:.0f}/s), "
-        f"CPU {res.cpu_seconds:.1f} s, Redis peak {res.redis_peak_mb:.1f} MB, load "
+        f"CPU {res.cpu_seconds:.1f} s, Redis peak {res.redis_peak_mb:.1f} MB, "
+        f"{res.redis_commands / max(res.pages, 1):.1f} Redis commands a page, load "
         f"{os.getloadavg()[0]:.2f}{'' if res.ok else '  FAILED: ' + str(res.error)}",
         flush=True,
     )
