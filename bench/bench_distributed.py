@@ -65,7 +65,7 @@ class RedisServer:
              str(folder), "--save", "", "--appendonly", "no"],
             stdout=subprocess.DEVNULL,
         )  # fmt: skip
-        self.client = redis.Redis(port=self.port)
+        self.client = redis.Redis(port=self.port, socket_timeout=600)
         for _ in range(200):
             try:
                 self.client.ping()
@@ -252,20 +252,31 @@ def matrix(target: str, mode: str, work: Path, server: RedisServer, args) -> dic
     return picked
 
 
+# KEYS: requests, queue;  ARGV: first id, count, then the payloads to cycle through
+# Filled inside Redis: 10M entries from Python's pipeline run at ~4,000 a second on this
+# loaded machine; the entries are the ones the scheduler's ENQUEUE writes.
+FILL = """
+local first, count, n = tonumber(ARGV[1]), tonumber(ARGV[2]), #ARGV - 2
+for i = first, first + count - 1 do
+  redis.call('HSET', KEYS[1], i, ARGV[3 + (i % n)])
+  redis.call('ZADD', KEYS[2], -1 * 4294967296 + i, i)
+end
+return count
+"""
+
+
 def queue_memory(server: RedisServer, count: int, payloads: list[bytes]) -> tuple[float, float]:
-    """Bytes per queued request (ZSET + HASH as the scheduler writes them), and the mean
-    payload size."""
+    """Bytes per queued request (ZSET + HASH entries as ENQUEUE writes them), and the
+    mean payload size."""
     server.client.flushall()
     keys = JobKeys("bench")
+    fill = server.client.register_script(FILL)
     before = server.used()
-    pipe = server.client.pipeline(transaction=False)
-    for i in range(1, count + 1):
-        payload = payloads[i % len(payloads)]
-        pipe.hset(keys.requests, i, payload)
-        pipe.zadd(keys.queue, {i: -1 * 4294967296 + i})
-        if i % 5000 == 0:
-            pipe.execute()
-    pipe.execute()
+    step = 20_000  # entries per script call: Redis answers nothing else meanwhile
+    for first in range(1, count + 1, step):
+        fill(
+            keys=[keys.requests, keys.queue], args=[first, min(step, count + 1 - first), *payloads]
+        )
     per = (server.used() - before) / count
     server.client.flushall()
     return per, statistics.mean(len(p) for p in payloads)
@@ -295,6 +306,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--no-workers", action="store_true", help="skip the worker matrix")
     p.add_argument("--queue", default="", help="comma list of queue sizes to measure")
+    p.add_argument(
+        "--payloads",
+        type=Path,
+        help="a pickle file: the queue's sampled payloads are saved there, or read when "
+        "the worker matrix is skipped (--no-workers)",
+    )
     p.add_argument("--tree", default="", help="CHILDREN,PER_CHILD: also on a sitemap tree")
     args = p.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="bench-distributed-"))
@@ -337,8 +354,12 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 site.stop()
         sizes = [int(s) for s in args.queue.split(",") if s.strip()]
+        if args.payloads and payloads:
+            args.payloads.write_bytes(pickle.dumps(payloads))
+        elif args.payloads and args.payloads.exists():
+            payloads = pickle.loads(args.payloads.read_bytes())  # our own file
         if sizes:
-            source = "sampled from the w1 run" if payloads else "built here"
+            source = "sampled from a w1 run" if payloads else "built here"
             payloads = payloads or fallback_payloads()
             for count in sizes:
                 per, mean = queue_memory(server, count, payloads)
