@@ -18,6 +18,17 @@ interrupted, an output failed, or its folder busy with another run) — the othe
 ran; 2 a bad or unreadable sites file or option; 3 rediscover itself was stopped
 (SIGINT/SIGTERM: passed on to the running sites, no new site started); 4 the root
 cannot be written; 8 another rediscover (or run) holds the root.
+
+With ``-s REDIS_URL=redis://host:port/db`` the sites are shared with every rediscover
+started with the same file (on this machine or others: a *round*, ``--job NAME``,
+``distributed/sites.py``): each takes the next site not taken, runs it here as above
+(a local crawl: ``REDIS_URL`` is not passed on) and records its outcome in Redis; a
+rediscover that stops beating has its running sites taken again by another. Each
+machine stays until no site is queued or running anywhere, and the last writes the
+round's results (every site's outcome, machine and folder) to ``DIR/_round-<name>.json``.
+The exit status is of the sites this machine ran; Redis unreachable at start, or lost
+mid-round (past ``REDIS_RECONNECT_TIMEOUT``, or restarted without its data): one line, the
+running sites stopped, exit 1; another file under the round's name: exit 2.
 """
 
 from __future__ import annotations
@@ -39,6 +50,8 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from discovery_crawler.commands.mistakes import one_line_errors
+from discovery_crawler.distributed.connection import RedisUnavailable
+from discovery_crawler.distributed.sites import RoundLost, RoundMismatch, RoundOver, SitesRound
 from discovery_crawler.outcomes import (
     BAD_ARGUMENTS,
     BOUNDED,
@@ -82,6 +95,7 @@ STOPPED = EXIT_CODES[INTERRUPTED]
 _POLL = 0.05  # s between looks at the running sites
 _EXIT_SAID = re.compile(r" \(exit \d+\)\Z")  # a refusal's own "(exit 8)": the line says it
 _PR_SET_PDEATHSIG = 1
+ROUND_FILE_PREFIX = "_round-"  # ROOT/_round-<name>.json: a shared round's results
 
 
 def _stop_with_parent(parent: int) -> Callable[[], None] | None:
@@ -162,6 +176,7 @@ class Running:
     runs_before: int
     process: subprocess.Popen[bytes]
     told: bool = False  # the stop signal was passed on to it
+    said: str = ""  # the line rediscover printed of it
 
 
 class Command(ScrapyCommand):
@@ -170,7 +185,7 @@ class Command(ScrapyCommand):
     default_settings = {"LOG_ENABLED": False}  # noqa: RUF012 — Scrapy's class attribute
 
     def syntax(self) -> str:
-        return "SITES_FILE [--root DIR] [--parallel N] [-s NAME=VALUE ...]"
+        return "SITES_FILE [--root DIR] [--parallel N] [--job NAME] [-s NAME=VALUE ...]"
 
     def short_desc(self) -> str:
         return "Discover every site of a sites file again, each into DIR/<host>/ (for cron)"
@@ -182,7 +197,10 @@ class Command(ScrapyCommand):
             "SITES_FILE: one site URL a line, optionally followed by key=value spider "
             "arguments; # comments. A malformed line refuses the whole file. Exit status: "
             "0 every site completed or bounded, 1 some site did not, 2 a bad sites file, "
-            "3 stopped by a signal, 4 the root cannot be written, 8 another run holds DIR."
+            "3 stopped by a signal, 4 the root cannot be written, 8 another run holds DIR. "
+            "With -s REDIS_URL=redis://host:port/db, rediscover started on several machines "
+            "with the same file shares its sites: each site runs on one machine, into that "
+            "machine's DIR; the exit status says of the sites this machine ran."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -193,6 +211,13 @@ class Command(ScrapyCommand):
             metavar="DIR",
             default=DEFAULT_ROOT,
             help=f"each site runs into DIR/<host>/ (default: ./{DEFAULT_ROOT})",
+        )
+        parser.add_argument(
+            "--job",
+            metavar="NAME",
+            default=None,
+            help="with -s REDIS_URL: the round of the sites list the machines share "
+            "(default: sites-<digest of the file's sites>)",
         )
         parser.add_argument(
             "--parallel",
@@ -208,6 +233,11 @@ class Command(ScrapyCommand):
             raise UsageError("give one sites file (one URL a line): scrapy rediscover SITES_FILE")
         if opts.parallel < 1:
             raise UsageError("--parallel must be 1 or more")
+        if opts.job is not None and not self.settings.get("REDIS_URL"):
+            raise UsageError(
+                "--job names a round of a sites list shared over Redis; "
+                "give -s REDIS_URL=redis://host:port/db too"
+            )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         path, root = Path(args[0]), Path(opts.root)
@@ -222,6 +252,11 @@ class Command(ScrapyCommand):
         problems += self._check(root, sites)
         if problems or not sites:
             self._fail(problem_lines(path, sites, problems), BAD_ARGUMENTS)
+        source = None
+        if redis_url := self.settings.get("REDIS_URL"):
+            source = self._join_round(str(redis_url), opts.job, root, sites)
+            if source is None:
+                return  # the round was over: said
         try:
             root.mkdir(parents=True, exist_ok=True)
             gone = hold_folder(root)
@@ -233,7 +268,42 @@ class Command(ScrapyCommand):
             self._fail([f"cannot write to the root {root}: {exc.strerror} (exit {code})"], code)
         if gone is not None:
             print(f"warning: {takeover_line(root, gone)}", file=sys.stderr, flush=True)
-        self.exitcode = self._run_sites(sites, root, opts.set, opts.parallel)
+        # Each site runs here as a local crawl (the round is of sites, not of one site's
+        # pages): REDIS_URL stays with rediscover.
+        local = [s for s in opts.set if s.partition("=")[0].strip() != "REDIS_URL"]
+        self.exitcode = self._run_sites(sites, root, local, opts.parallel, source)
+
+    def _join_round(
+        self, url: str, name: str | None, root: Path, sites: list[Site]
+    ) -> SharedSites | None:
+        """This machine in the round of ``sites`` (before the root is touched); None when
+        the round was finished before (said, exit 0)."""
+        settings = self.settings
+        listed = [{"line": s.line, "url": s.url, "arguments": s.arguments} for s in sites]
+        try:
+            round_ = SitesRound.join(
+                url,
+                name,
+                listed,
+                settings.getfloat("REDIS_HEARTBEAT_TIMEOUT", 30.0),
+                settings.getfloat("REDIS_RECONNECT_TIMEOUT", 60.0),
+            )
+        except RedisUnavailable as exc:
+            self._fail([f"{exc} (exit {SOME_SITE_NOT_DONE})"], SOME_SITE_NOT_DONE)
+        except RoundLost as exc:
+            self._fail([f"{exc} (exit {SOME_SITE_NOT_DONE})"], SOME_SITE_NOT_DONE)
+        except RoundMismatch as exc:
+            self._fail([f"{exc} (exit {BAD_ARGUMENTS})"], BAD_ARGUMENTS)
+        except RoundOver as exc:
+            print(f"rediscover: {exc}", flush=True)
+            self.exitcode = 0
+            return None
+        print(
+            f"rediscover: machine {round_.worker} in round {round_.name} "
+            f"({len(sites)} site(s)) at {round_.address}",
+            flush=True,
+        )
+        return SharedSites(round_, root, len(sites))
 
     @staticmethod
     def _fail(lines: list[str], code: int) -> None:
@@ -287,11 +357,22 @@ class Command(ScrapyCommand):
             # Refused before it ran, it wrote no entry: a new one is the holder's (a plain
             # run that finished meanwhile), not this site's — its URLs were said as ours.
             run = None
-        print(site_line(running.site.folder, code, run, running.log), flush=True)
+        running.said = site_line(running.site.folder, code, run, running.log)
+        print(running.said, flush=True)
         return code
 
-    def _run_sites(self, sites: list[Site], root: Path, settings: list[str], parallel: int) -> int:
-        pending, running = deque(sites), []
+    def _run_sites(
+        self,
+        sites: list[Site],
+        root: Path,
+        settings: list[str],
+        parallel: int,
+        source: LocalSites | SharedSites | None = None,
+    ) -> int:
+        """Run the sites ``source`` hands out (the file's, one after another; or a round's
+        shared over Redis), ``parallel`` at a time; the exit status."""
+        source = source if source is not None else LocalSites(sites)
+        running: list[Running] = []
         codes: list[int] = []
         stop: list[int] = []  # the signals received
 
@@ -307,30 +388,214 @@ class Command(ScrapyCommand):
 
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
-            while pending or running:
-                while pending and len(running) < parallel and not stop:
-                    running.append(self._start(pending.popleft(), root, settings))
+            while True:
+                while len(running) < parallel and not stop and not source.failed:
+                    site = source.take()
+                    if site is None:
+                        break
+                    running.append(self._start(site, root, settings))
                     if stop and not running[-1].told:
                         # The signal came while the site's process was being started:
                         # not yet in ``running``, it was not told, and would run on.
                         tell(running[-1], stop[0])
-                if stop and pending:
-                    for site in pending:
+                if source.failed and not stop:  # Redis gone: the sites here stop too
+                    on_signal(signal.SIGTERM, None)
+                if stop:
+                    for site in source.not_run():
                         print(f"{site.folder}: not run (rediscover was stopped)", flush=True)
-                    pending.clear()
                 for each in [r for r in running if r.process.poll() is not None]:
                     running.remove(each)
-                    codes.append(self._finish(each))
-                if running:
-                    time.sleep(_POLL)
+                    code = self._finish(each)
+                    codes.append(code)
+                    source.ended(each, code, stopped=bool(stop))
+                if not running and (stop or source.failed or not source.more()):
+                    break
+                source.tick()
+                time.sleep(_POLL)
+            source.end(stopped=bool(stop))
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
         done = sum(code in DONE for code in codes)
-        status = STOPPED if stop else (0 if done == len(sites) else SOME_SITE_NOT_DONE)
-        print(
-            f"rediscover: {len(sites)} site(s), {done} done, {len(sites) - done} not; "
-            f"exit {status}",
-            flush=True,
-        )
+        if source.failed:
+            status = SOME_SITE_NOT_DONE
+        elif stop:
+            status = STOPPED
+        else:
+            status = 0 if done == len(codes) else SOME_SITE_NOT_DONE
+        print(source.summary(len(codes), done, status), flush=True)
         return status
+
+
+class LocalSites:
+    """The sites file's sites, all run here, in the file's order."""
+
+    failed: str | None = None
+
+    def __init__(self, sites: list[Site]) -> None:
+        self.count = len(sites)
+        self.pending = deque(sites)
+
+    def take(self) -> Site | None:
+        return self.pending.popleft() if self.pending else None
+
+    def not_run(self) -> list[Site]:
+        left = list(self.pending)
+        self.pending.clear()
+        return left
+
+    def ended(self, running: Running, code: int, stopped: bool) -> None:
+        return None
+
+    def more(self) -> bool:  # nothing runs here: done once nothing is left to take
+        return bool(self.pending)
+
+    def tick(self) -> None:
+        return None
+
+    def end(self, stopped: bool) -> None:
+        return None
+
+    def summary(self, ran: int, done: int, status: int) -> str:
+        return (
+            f"rediscover: {self.count} site(s), {done} done, {self.count - done} not; exit {status}"
+        )
+
+
+class SharedSites:
+    """The sites of a round shared over Redis (``distributed/sites.py``): taken one at a
+    time by whichever machine has a free slot; a site that ended is recorded there
+    (outcome, host, root); a site stopped before its end goes back to the round. This
+    machine stays in the round while any machine runs a site, so the site of one that
+    stops beating is taken again."""
+
+    ASK_EVERY = 0.5  # s between two looks at an empty queue
+
+    def __init__(self, round_: SitesRound, root: Path, count: int) -> None:
+        self.round = round_
+        self.root = root
+        self.count = count
+        self.failed: str | None = None
+        self._sites: dict[int, dict[str, Any]] = {}  # line -> the site as leased
+        self._quiet_until = 0.0  # no asking for a site before (the queue was empty)
+        self._look_after = 0.0  # no asking whether the round is done before
+        self._waiting_said = False
+
+    def _lost(self, exc: RoundLost) -> None:
+        if self.failed is None:
+            self.failed = str(exc)
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+
+    def take(self) -> Site | None:
+        if time.monotonic() < self._quiet_until or self.failed:
+            return None
+        try:
+            self.tick()
+            got = self.round.take()
+        except RoundLost as exc:
+            self._lost(exc)
+            return None
+        if got is None:
+            self._quiet_until = time.monotonic() + self.ASK_EVERY
+            return None
+        self._sites[got["line"]] = got
+        return Site(got["line"], got["url"], got["arguments"])
+
+    def not_run(self) -> list[Site]:
+        return []  # the round's queue keeps them for the other machines
+
+    def ended(self, running: Running, code: int, stopped: bool) -> None:
+        if self.failed or (stopped and code not in DONE):
+            return  # stopped before its end: handed back to the round (leave)
+        site = self._sites.pop(running.site.line)
+        result = {
+            "folder": running.site.folder,
+            "url": running.site.url,
+            "exit": code,
+            "outcome": outcome_word(code),
+            "said": running.said,
+            "root": str(self.root.resolve()),
+            "out": str(running.out.resolve()),
+            "log": str(running.log.resolve()),
+        }
+        try:
+            self.round.ended(site, result)
+        except RoundLost as exc:
+            self._lost(exc)
+
+    def more(self) -> bool:
+        """Whether to stay: a site is queued, or runs on another machine."""
+        if self.failed:
+            return False
+        if time.monotonic() < self._look_after:
+            return True
+        self._look_after = time.monotonic() + self.ASK_EVERY
+        try:
+            queued, leased = self.round.pending()
+        except RoundLost as exc:
+            self._lost(exc)
+            return False
+        if leased and not queued and not self._waiting_said:
+            self._waiting_said = True
+            print(
+                f"rediscover: waiting for {leased} site(s) of round {self.round.name} running "
+                "on other machines (taken again here if their machine stops)",
+                flush=True,
+            )
+        return bool(queued or leased)
+
+    def tick(self) -> None:
+        if self.failed:
+            return
+        try:
+            back = self.round.beat()
+        except RoundLost as exc:
+            self._lost(exc)
+            return
+        if back:
+            print(
+                f"rediscover: {back} site(s) of a machine that stopped beating went back to "
+                f"round {self.round.name}",
+                flush=True,
+            )
+            self._quiet_until = 0.0
+
+    def summary(self, ran: int, done: int, status: int) -> str:
+        return (
+            f"rediscover: round {self.round.name}, {self.count} site(s) in all; "
+            f"{ran} ran here, {done} done, {ran - done} not; exit {status}"
+        )
+
+    def end(self, stopped: bool) -> None:
+        """This machine leaves the round; the last one to see it done writes the round's
+        results (every site: outcome, machine, folder) into its root."""
+        if not self.failed and not stopped:
+            try:
+                results = self.round.finish()
+            except RoundLost as exc:
+                self._lost(exc)
+                results = None
+            if results is not None:
+                path = self.root / f"{ROUND_FILE_PREFIX}{self.round.name}.json"
+                try:
+                    path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+                    where = f"every site's outcome and machine in {path}"
+                except OSError as exc:
+                    where = f"its results not written to {path}: {exc.strerror}"
+                hosts = {r["host"] for r in results["sites"].values()}
+                print(
+                    f"rediscover: round {self.round.name} is done: "
+                    f"{len(results['sites'])} site(s) on {len(hosts)} machine(s); {where}",
+                    flush=True,
+                )
+        if self.failed:
+            # Redis gone: its sites go back when another machine sees this one's heartbeat
+            # lapse; a round that is gone must not get a stray queue key back
+            return
+        back = self.round.leave()
+        if back:
+            print(
+                f"rediscover: {back} site(s) stopped here went back to round "
+                f"{self.round.name} for another machine",
+                flush=True,
+            )
