@@ -90,16 +90,28 @@ class JobKeys:
         return self.prefix + "reported"
 
     @property
-    def records(self) -> str:  # LIST: the workers' inventory records (JSON lines)
-        return self.prefix + "records"
-
-    @property
     def finisher(self) -> str:  # the worker that writes the job's one result (SET NX)
         return self.prefix + "finisher"
 
     @property
     def workers(self) -> str:  # SET: the workers that may hold leases
         return self.prefix + "workers"
+
+    @property
+    def sitemaps(self) -> str:  # SET: every sitemap (and robots.txt) URL asked in the job
+        return self.prefix + "sitemaps"
+
+    @property
+    def sitemap_order(self) -> str:  # HASH: sitemap URL -> its place in one run's reading
+        return self.prefix + "sitemap_order"
+
+    @property
+    def documents(self) -> str:  # counter: sitemap documents asked (SITEMAP_MAX_DOCUMENTS)
+        return self.prefix + "documents"
+
+    @property
+    def walk(self) -> str:  # HASH: the walk's job-wide figures (pages listed, answered)
+        return self.prefix + "walk"
 
     def seen(self, bucket: int) -> str:
         return f"{self.prefix}seen:{bucket:x}"
@@ -109,6 +121,12 @@ class JobKeys:
 
     def robots(self, origin: str) -> str:  # a JSON copy of the origin's robots.txt fetch
         return f"{self.prefix}robots:{origin}"
+
+    def read(self, worker: str) -> str:  # HASH: sitemaps read, records not handed over
+        return f"{self.prefix}read:{worker}"
+
+    def records_of(self, worker: str) -> str:  # LIST: a worker's records (JSON lines)
+        return f"{self.prefix}records:{worker}"
 
     def held(self, worker: str) -> str:  # HASH: link depth -> links held for that level
         return f"{self.prefix}held:{worker}"

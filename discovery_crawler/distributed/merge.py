@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from discovery_crawler.urls.normalize import twin_key
+from discovery_crawler.urls.slugs import SlugAllocator, bases_many, normalized_paths
 
 CITATION_FIELDS = ("via", "found_on", "anchor", "depth")
 
@@ -28,27 +29,55 @@ def citation_fields(depth: int, found_on: str | None, via: str | None, anchor: A
     return json.dumps([via, found_on, anchor if isinstance(anchor, str) else None, depth])
 
 
-def _rank(rec: dict[str, Any]) -> tuple[int, int, str]:
+LAST = "~"  # sorts after every reading place (digits)
+
+
+def _rank(rec: dict[str, Any], places: dict[str, str]) -> tuple[int, str, int, str]:
     depth = rec.get("depth")
     return (
         0 if rec.get("status") is not None else 1,
+        places.get(rec.get("sitemap") or "", LAST),
         depth if isinstance(depth, int) else 1 << 30,
         rec.get("found_on") or "",
     )
 
 
 def merge_records(
-    lines: Iterable[bytes | str], citations: dict[bytes | str, bytes | str]
+    lines: Iterable[bytes | str],
+    citations: dict[bytes | str, bytes | str],
+    places: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """One record per URL from the workers' feed lines, each with the job's best
-    citation; sorted by URL (workers answer in any order)."""
+    citation and every sitemap any worker saw list it (``sources``).
+
+    ``places``: each sitemap's place in one run's reading order (``walk.reading_place``).
+    A listed URL's record is the one of its first listing in that order, as one run
+    keeps, and the records come in that order (a sitemap's URLs in its order: one worker
+    reads a document, its feed lines in the order listed); the rest after, by URL.
+    Without ``places``, sorted by URL (workers answer in any order)."""
+    places = places or {}
     best: dict[str, dict[str, Any]] = {}
-    for line in lines:
+    position: dict[str, int] = {}
+    sources: dict[str, list[str]] = {}
+    for n, line in enumerate(lines):
         rec = json.loads(line)
         key = twin_key(rec["url"])
         old = best.get(key)
-        if old is None or _rank(rec) < _rank(old):
+        if old is None:
             best[key] = rec
+            position[key] = n
+            continue
+        joined = sources.get(key)  # met again (several workers): every listing counts
+        if joined is None:
+            joined = sources[key] = list(old.get("sources") or ())
+        joined.extend(s for s in rec.get("sources") or () if s not in joined)
+        if _rank(rec, places) < _rank(old, places):
+            best[key] = rec
+            position[key] = n
+    for key, listed in sources.items():
+        rec = best[key]
+        if len(listed) > len(rec.get("sources") or ()):  # listed in several workers' shares
+            rec["sources"] = sorted(listed, key=lambda s: places.get(s, LAST))
     cited = {
         (k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
         for k, v in citations.items()
@@ -63,4 +92,25 @@ def merge_records(
             if rec.get("source") == rec.get("via"):  # not listed: its source is its via
                 rec["source"] = via
             rec.update(via=via, found_on=found_on, anchor=anchor, depth=depth)
-    return sorted(best.values(), key=lambda rec: rec["url"])
+    if not places:
+        return sorted(best.values(), key=lambda rec: rec["url"])
+
+    def reading(key: str) -> tuple[str, int, str]:
+        rec = best[key]
+        place = places.get(rec.get("sitemap") or "")
+        return (place, position[key], "") if place is not None else (LAST, 0, rec["url"])
+
+    return [best[key] for key in sorted(best, key=reading)]
+
+
+def allocate_slugs(records: list[dict[str, Any]]) -> None:
+    """The job's slugs, given in the records' order as one run gives them in its
+    discovery order (each worker's own, allocated over its share, may differ where two
+    URLs share a base slug)."""
+    if not records:
+        return
+    urls = [rec["url"] for rec in records]
+    slugs = SlugAllocator(len(urls)).slugs_many(urls, bases=bases_many(normalized_paths(urls)))
+    for rec, slug in zip(records, slugs, strict=True):
+        if "slug" in rec:
+            rec["slug"] = slug

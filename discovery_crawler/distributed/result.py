@@ -2,8 +2,9 @@
 is stored; the worker that ends the job writes the job's one inventory.
 
 - **Hand-over** (every worker, after its feed is stored: ``DiscoveryRun.feed_hooks``):
-  its feed's lines go to the job's ``records`` list, its account (pages fetched,
-  requested, records, its out folder) to ``reported``.
+  its feed's lines go to its ``records:<worker>`` list, its account (pages fetched,
+  requested, records, its out folder) to ``reported``; the sitemaps it read are then
+  done (``read:<worker>``: until now a killed worker's were read again by another).
 - **The finisher**: the worker that closes last (no worker left in the frontier, no
   request queued or leased) takes ``finisher`` (``SET NX``: exactly one), waits for every
   worker that joined to have handed over (or to be gone: its heartbeat lapsed), merges
@@ -29,7 +30,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
-from discovery_crawler.distributed.merge import merge_records
+from discovery_crawler.distributed.merge import allocate_slugs, merge_records
 from discovery_crawler.output.writable import local_feed_paths
 
 logger = logging.getLogger(__name__)
@@ -82,11 +83,11 @@ class JobResult:
                     if line.strip():
                         chunk.append(line.rstrip(b"\n"))
                     if len(chunk) >= PUSH_LINES:
-                        client.rpush(keys.records, *chunk)
+                        client.rpush(keys.records_of(scheduler.worker), *chunk)
                         count += len(chunk)
                         chunk = []
                 if chunk:
-                    client.rpush(keys.records, *chunk)
+                    client.rpush(keys.records_of(scheduler.worker), *chunk)
                     count += len(chunk)
         else:
             self.run.record.warn(
@@ -103,6 +104,7 @@ class JobResult:
             "finish_reason": scheduler.close_reason,
         }
         client.hset(keys.reported, scheduler.worker, json.dumps(account))
+        scheduler.handed_over()  # the sitemaps it read: done for good
         client.delete(keys.alive(scheduler.worker))
         self.run.record.distributed = {"job": keys.name, "worker": account}
         logger.info("Handed %d records to job %s", count, keys.name)
@@ -137,7 +139,15 @@ class JobResult:
         accounts = [json.loads(v) for v in client.hvals(keys.reported)]
         accounts.sort(key=lambda a: a["worker"])
         missing = sorted(members - {a["worker"] for a in accounts})
-        records = merge_records(client.lrange(keys.records, 0, -1), client.hgetall(keys.citations))
+        places = scheduler.sitemap_order()
+        records = merge_records(
+            (line for a in accounts for line in client.lrange(keys.records_of(a["worker"]), 0, -1)),
+            client.hgetall(keys.citations),
+            places,
+        )
+        crawled = any(rec.get("depth") is not None for rec in records)
+        if self.run.mode == "sitemap" or (self.run.mode == "auto" and not crawled):
+            allocate_slugs(records)  # one run's discovery order is the reading order
         written = self._write(records)
         record = self.run.record
         record.distributed = {
@@ -153,7 +163,7 @@ class JobResult:
             record.warn(
                 f"job {keys.name}: {len(missing)} worker(s) stopped before handing over their "
                 f"records ({', '.join(missing)}): the pages they fetched are not in the "
-                "job's inventory"
+                "job's inventory (the sitemaps they read were read again by the others)"
             )
         if written:
             record.note(

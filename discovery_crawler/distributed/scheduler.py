@@ -76,6 +76,9 @@ logger = logging.getLogger(__name__)
 # The setting a run entry fills (spiders/base.py): {"name": job name, "identity": {...}}
 JOB_SETTING = "REDIS_JOB"
 CLAIMED_META = "job_claimed"  # set by the link crawl on a request it claimed (claim)
+# set by the sitemap walk on a sitemap or robots.txt request it shared with the job
+# (share_sitemap): its place in one run's reading order
+SITEMAP_META = "job_sitemap"
 DEFAULT_HEARTBEAT_TIMEOUT = 30.0
 IDLE_POLL_SECONDS = 0.5
 ROBOTS_WAIT_SECONDS = 60.0  # a worker waits this long for another's robots.txt fetch
@@ -135,6 +138,9 @@ class RedisScheduler(BaseScheduler):
         self._pending = register(scripts.PENDING)
         self._claim = register(scripts.CLAIM)
         self._below = register(scripts.BELOW)
+        self._share_sitemap = register(scripts.SHARE_SITEMAP)
+        self._keep_read = register(scripts.KEEP_READ)
+        self._handed_over = register(scripts.HANDED_OVER)
         self._held_sent: dict[int, int] = {}
 
     @classmethod
@@ -308,6 +314,14 @@ class RedisScheduler(BaseScheduler):
         if leased is None or self.lost is not None:
             return
         rid, depth = leased
+        if SITEMAP_META in request.meta:  # read: kept until its records are handed over
+            try:
+                self._keep_read(
+                    keys=[self.keys.lease(self.worker), self.keys.read(self.worker)], args=[rid]
+                )
+            except self._errors as exc:
+                self.lose_connection(exc)
+            return
         if rid in self._done and self._held_sent.get(depth + 1):
             self._kept.setdefault(depth + 1, []).append(rid)  # its links are held here
             return
@@ -460,6 +474,80 @@ class RedisScheduler(BaseScheduler):
             self.client.hincrby(self.keys.depths, str(leased[1]), -1)
         except self._errors as exc:
             self.lose_connection(exc)
+
+    # -- the sitemap walk, shared ----------------------------------------------------------
+    def share_sitemap(self, request: Request, max_documents: int | None) -> int:
+        """Hand a sitemap (or robots.txt: ``max_documents`` None) request to the job, for
+        whichever worker is free to lease it: 0 when the job asked for its URL before, -1
+        when the job's ``SITEMAP_MAX_DOCUMENTS`` are spent, else its id. Asked and queued
+        in one step: a worker killed between the two could lose no child sitemap. Its
+        lease outlives its read (``read:<worker>``) until the reader's records are in the
+        job (``handed_over``), so a killed reader's sitemaps are read again."""
+        if self.lost is not None:
+            return 0
+        keys = self.keys
+        try:
+            payload = pickle.dumps(request.to_dict(spider=self.spider), protocol=4)
+            rid = self._share_sitemap(
+                keys=[
+                    keys.sitemaps,
+                    keys.documents,
+                    keys.sitemap_order,
+                    keys.sequence,
+                    keys.requests,
+                    keys.queue,
+                ],
+                args=[
+                    request.url,
+                    "-" if max_documents is None else max_documents,
+                    request.meta.get(SITEMAP_META) or "",
+                    payload,
+                    -request.priority,
+                ],
+            )
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return 0
+        verdict = int(rid)
+        if verdict > 0:
+            self.stats.inc_value("redis/sitemaps/shared")
+        elif verdict == 0:
+            self.stats.inc_value("redis/sitemaps/asked_before")
+        return verdict
+
+    def sitemap_order(self) -> dict[str, str]:
+        """Every sitemap URL of the job -> its place in one run's reading order."""
+        return {
+            k.decode(): v.decode() for k, v in self.client.hgetall(self.keys.sitemap_order).items()
+        }
+
+    def count_walk(self, **figures: int) -> None:
+        """Add to the walk's job-wide figures (``pages`` listed, sitemaps ``answered``)."""
+        if self.lost is not None or not any(figures.values()):
+            return
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for name, n in figures.items():
+                if n:
+                    pipe.hincrby(self.keys.walk, name, n)
+            pipe.execute()
+        except self._errors as exc:
+            self.lose_connection(exc)
+
+    def walk_figures(self) -> dict[str, int]:
+        """The walk's job-wide figures (``count_walk``)."""
+        if self.lost is not None:
+            return {}
+        try:
+            return {k.decode(): int(v) for k, v in self.client.hgetall(self.keys.walk).items()}
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return {}
+
+    def handed_over(self) -> None:
+        """This worker's records are in the job: the sitemaps it read are done for good."""
+        keys = self.keys
+        self._handed_over(keys=[keys.read(self.worker), keys.requests])
 
     # -- robots.txt, once per job ------------------------------------------------------------
     async def robots_shared(self, origin: str) -> dict[str, Any] | None:

@@ -29,9 +29,11 @@ FAST = {
 }
 
 
-def worker(url: str, out: Path, redis_url: str, *args: str, **settings: object) -> subprocess.Popen:
-    """One worker: ``scrapy crawl links`` into its own out folder."""
-    cmd = [sys.executable, "-m", "scrapy", "crawl", "links", "-a", f"url={url}"]
+def worker(
+    url: str, out: Path, redis_url: str, *args: str, spider: str = "links", **settings: object
+) -> subprocess.Popen:
+    """One worker: ``scrapy crawl links`` (or ``spider``) into its own out folder."""
+    cmd = [sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"url={url}"]
     cmd += ["-a", f"out={out}", "-s", f"REDIS_URL={redis_url}", *args]
     for name, value in {**FAST, **settings}.items():
         cmd += ["-s", f"{name}={value}"]
@@ -111,7 +113,9 @@ def test_a_worker_handed_no_page_completed(tmp_path, serve, redis_server):
     run = json.loads((result.out / "_crawl-log.json").read_text(encoding="utf-8"))["runs"][-1]
     assert run["status"] == "completed"
     assert run["failure"] is None
-    assert "this worker of job late fetched no page" in " ".join(run["discovery"]["notes"])
+    assert "this worker of job late fetched no page and read no sitemap" in " ".join(
+        run["discovery"]["notes"]
+    )
 
 
 def test_a_killed_workers_leases_go_to_the_others(tmp_path, serve, redis_server):
