@@ -32,10 +32,13 @@ def citation_fields(depth: int, found_on: str | None, via: str | None, anchor: A
 LAST = "~"  # sorts after every reading place (digits)
 
 
-def _rank(rec: dict[str, Any], places: dict[str, str]) -> tuple[int, str, int, str]:
+def _rank(rec: dict[str, Any], places: dict[str, str]) -> tuple[int, int, str, int, str]:
     depth = rec.get("depth")
     return (
         0 if rec.get("status") is not None else 1,
+        # a <loc> listing beats an hreflang alternate's entry, whichever came first (one
+        # run replaces the alternate's record with the listing's: exporters.patched_record)
+        1 if rec.get("source") == "alternate" else 0,
         places.get(rec.get("sitemap") or "", LAST),
         depth if isinstance(depth, int) else 1 << 30,
         rec.get("found_on") or "",
@@ -51,33 +54,40 @@ def merge_records(
     citation and every sitemap any worker saw list it (``sources``).
 
     ``places``: each sitemap's place in one run's reading order (``walk.reading_place``).
-    A listed URL's record is the one of its first listing in that order, as one run
-    keeps, and the records come in that order (a sitemap's URLs in its order: one worker
-    reads a document, its feed lines in the order listed); the rest after, by URL.
+    A listed URL's record is the one of its first ``<loc>`` listing in that order, as one
+    run keeps, and the records come in the order their URLs first entered (a sitemap's
+    URLs in its order: one worker reads a document, its feed lines in the order
+    listed); the rest after, by URL.
     Without ``places``, sorted by URL (workers answer in any order)."""
     places = places or {}
     best: dict[str, dict[str, Any]] = {}
-    position: dict[str, int] = {}
+    # where the URL first entered: (its sitemap's reading place, the line), or the URL
+    entered: dict[str, tuple[str, int, str]] = {}
     sources: dict[str, list[str]] = {}
     for n, line in enumerate(lines):
         rec = json.loads(line)
         key = twin_key(rec["url"])
+        place = places.get(rec.get("sitemap") or "")
+        here = (place, n, "") if place is not None else (LAST, 0, rec["url"])
         old = best.get(key)
         if old is None:
             best[key] = rec
-            position[key] = n
+            entered[key] = here
             continue
+        entered[key] = min(entered[key], here)
         joined = sources.get(key)  # met again (several workers): every listing counts
         if joined is None:
             joined = sources[key] = list(old.get("sources") or ())
         joined.extend(s for s in rec.get("sources") or () if s not in joined)
         if _rank(rec, places) < _rank(old, places):
             best[key] = rec
-            position[key] = n
     for key, listed in sources.items():
         rec = best[key]
         if len(listed) > len(rec.get("sources") or ()):  # listed in several workers' shares
-            rec["sources"] = sorted(listed, key=lambda s: places.get(s, LAST))
+            # the kept listing's first, then the others in reading order, as one run adds them
+            first = rec.get("sources") or []
+            rest = sorted((s for s in listed if s not in first), key=lambda s: places.get(s, LAST))
+            rec["sources"] = [*first, *rest]
     cited = {
         (k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
         for k, v in citations.items()
@@ -94,13 +104,7 @@ def merge_records(
             rec.update(via=via, found_on=found_on, anchor=anchor, depth=depth)
     if not places:
         return sorted(best.values(), key=lambda rec: rec["url"])
-
-    def reading(key: str) -> tuple[str, int, str]:
-        rec = best[key]
-        place = places.get(rec.get("sitemap") or "")
-        return (place, position[key], "") if place is not None else (LAST, 0, rec["url"])
-
-    return [best[key] for key in sorted(best, key=reading)]
+    return [best[key] for key in sorted(best, key=entered.__getitem__)]
 
 
 def allocate_slugs(records: list[dict[str, Any]]) -> None:

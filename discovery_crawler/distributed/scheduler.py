@@ -142,6 +142,10 @@ class RedisScheduler(BaseScheduler):
         self._keep_read = register(scripts.KEEP_READ)
         self._handed_over = register(scripts.HANDED_OVER)
         self._held_sent: dict[int, int] = {}
+        # The job's sitemaps this worker holds unread: no more are leased past as many as
+        # it fetches at once (SITEMAP_CONCURRENCY), so a free worker finds the others.
+        self._sitemaps_out = 0
+        self._sitemaps_max = max(1, crawler.settings.getint("SITEMAP_CONCURRENCY", 4))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -315,6 +319,7 @@ class RedisScheduler(BaseScheduler):
             return
         rid, depth = leased
         if SITEMAP_META in request.meta:  # read: kept until its records are handed over
+            self._sitemaps_out -= 1
             try:
                 self._keep_read(
                     keys=[self.keys.lease(self.worker), self.keys.read(self.worker)], args=[rid]
@@ -433,7 +438,7 @@ class RedisScheduler(BaseScheduler):
         request = self.local.next_request()
         if request is not None:
             return request
-        if self.lost is not None:
+        if self.lost is not None or self._sitemaps_out >= self._sitemaps_max:
             return None
         keys, worker = self.keys, self.worker
         try:
@@ -460,6 +465,8 @@ class RedisScheduler(BaseScheduler):
         rid, payload = got
         request = request_from_dict(pickle.loads(payload), spider=self.spider)
         self._leased[request] = (rid, int(request.meta.get("depth", 0)))
+        if SITEMAP_META in request.meta:
+            self._sitemaps_out += 1
         self.stats.inc_value("redis/leased")
         return request
 
