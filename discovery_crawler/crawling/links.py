@@ -305,6 +305,8 @@ class LinkCrawl:
         )
         if union:
             self.account.union = UnionTally(settings.getint("CRAWL_LOG_LIST_CAP"))
+            if run.frontier is not None:  # a distributed job: its sightings job-wide
+                self.account.union.sink = run.frontier.add_sightings
         self._bfs_filter: FilterPolicy | None = None
         # Union mode, a page linked before a sitemap listed it: the listing waits for the
         # page's record (requested, not yet written), or patches the line written without

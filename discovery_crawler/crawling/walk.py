@@ -317,6 +317,8 @@ class SitemapWalk:
     def over(self) -> bool:
         """Every sitemap the walk asked for is read or failed (union mode: the link crawl
         admits its held links once every listing has entered, ``LinkCrawl.release``)."""
+        if self.run.frontier is not None:  # a distributed job: the job's walk
+            return self.record.sitemaps_pending == 0 and self.run.frontier.walk_over()
         started = self._robots_done or self.options.input_kind == "sitemap"
         return started and self.record.sitemaps_pending == 0
 

@@ -110,8 +110,15 @@ class JobKeys:
         return self.prefix + "documents"
 
     @property
+    def sitemaps_open(self) -> str:  # counter: sitemaps (and robots.txt) queued or leased
+        return self.prefix + "sitemaps_open"
+
+    @property
     def walk(self) -> str:  # HASH: the walk's job-wide figures (pages listed, answered)
         return self.prefix + "walk"
+
+    def sighted(self, side: str, bucket: int) -> str:  # union: "listed" or "linked"
+        return f"{self.prefix}{side}:{bucket:x}"
 
     def seen(self, bucket: int) -> str:
         return f"{self.prefix}seen:{bucket:x}"

@@ -118,3 +118,25 @@ def allocate_slugs(records: list[dict[str, Any]]) -> None:
     for rec, slug in zip(records, slugs, strict=True):
         if "slug" in rec:
             rec["slug"] = slug
+
+
+UNION_FLAGS = ("sitemap_only", "links_only")
+
+
+def union_flags(
+    records: list[dict[str, Any]],
+    sighted: list[tuple[bool, bool]],
+    pages_not_read: int,
+    sitemaps_not_read: int,
+) -> None:
+    """Union mode: each record's ``sitemap_only`` / ``links_only`` flag from the job's
+    sightings (``sighted``: listed, linked, one pair per record), as one run decides them
+    (``UnionTally.flags_for``): each worker saw part of both sides, so its own are
+    replaced. A side with a source not read anywhere in the job flags nothing."""
+    for rec, (listed, linked) in zip(records, sighted, strict=True):
+        flags = [f for f in rec.get("flags") or () if f not in UNION_FLAGS]
+        if listed and not linked and not pages_not_read:
+            flags.append("sitemap_only")
+        elif linked and not listed and not sitemaps_not_read:
+            flags.append("links_only")
+        rec["flags"] = flags or None

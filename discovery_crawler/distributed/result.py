@@ -30,8 +30,9 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
-from discovery_crawler.distributed.merge import allocate_slugs, merge_records
+from discovery_crawler.distributed.merge import allocate_slugs, merge_records, union_flags
 from discovery_crawler.output.writable import local_feed_paths
+from discovery_crawler.urls.normalize import twin_key
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +95,9 @@ class JobResult:
                 "distributed: this worker has no local JSON-lines feed (-O x.jsonl, or the "
                 "default <out>/inventory.jsonl): its records are not in the job's inventory"
             )
+        union = self._union()
+        if union is not None:
+            union.flush()  # its last sightings, before it counts as handed over
         crawl = self.run.record.crawl
         account = {
             "worker": scheduler.worker,
@@ -102,12 +106,26 @@ class JobResult:
             "fetched": crawl.fetched if crawl is not None else 0,
             "requested": crawl.requested if crawl is not None else 0,
             "finish_reason": scheduler.close_reason,
+            **(
+                {
+                    "pages_not_read": union.pages_not_read,
+                    "sitemaps_not_read": union.sitemaps_not_read,
+                }
+                if union is not None
+                else {}
+            ),
         }
         client.hset(keys.reported, scheduler.worker, json.dumps(account))
         scheduler.handed_over()  # the sitemaps it read: done for good
         client.delete(keys.alive(scheduler.worker))
         self.run.record.distributed = {"job": keys.name, "worker": account}
         logger.info("Handed %d records to job %s", count, keys.name)
+
+    def _union(self) -> Any:
+        """Union mode's tally of listed and linked URLs (``UnionTally``), or None."""
+        links = getattr(self.run, "links", None)
+        account = getattr(links, "account", None)
+        return getattr(account, "union", None)
 
     def _job_done(self) -> bool:
         scheduler, keys = self.scheduler, self.scheduler.keys
@@ -145,6 +163,13 @@ class JobResult:
             client.hgetall(keys.citations),
             places,
         )
+        if self._union() is not None:
+            union_flags(
+                records,
+                scheduler.sighted([twin_key(rec["url"]) for rec in records]),
+                sum(a.get("pages_not_read", 0) for a in accounts),
+                sum(a.get("sitemaps_not_read", 0) for a in accounts),
+            )
         crawled = any(rec.get("depth") is not None for rec in records)
         if self.run.mode == "sitemap" or (self.run.mode == "auto" and not crawled):
             allocate_slugs(records)  # one run's discovery order is the reading order

@@ -322,7 +322,12 @@ class RedisScheduler(BaseScheduler):
             self._sitemaps_out -= 1
             try:
                 self._keep_read(
-                    keys=[self.keys.lease(self.worker), self.keys.read(self.worker)], args=[rid]
+                    keys=[
+                        self.keys.lease(self.worker),
+                        self.keys.read(self.worker),
+                        self.keys.sitemaps_open,
+                    ],
+                    args=[rid],
                 )
             except self._errors as exc:
                 self.lose_connection(exc)
@@ -503,6 +508,7 @@ class RedisScheduler(BaseScheduler):
                     keys.sequence,
                     keys.requests,
                     keys.queue,
+                    keys.sitemaps_open,
                 ],
                 args=[
                     request.url,
@@ -521,6 +527,45 @@ class RedisScheduler(BaseScheduler):
         elif verdict == 0:
             self.stats.inc_value("redis/sitemaps/asked_before")
         return verdict
+
+    def walk_over(self) -> bool:
+        """No sitemap (nor robots.txt) of the job queued or leased by any worker: the
+        job's walk is over (union mode's link crawl admits its held links then). A parent
+        shares its children before its own lease ends, so the count never touches 0
+        while the walk goes on."""
+        if self.lost is not None:
+            return True
+        try:
+            return int(self.client.get(self.keys.sitemaps_open) or 0) <= 0
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return True
+
+    # -- union mode: which URLs the job listed, which it linked ---------------------------
+    def add_sightings(self, side: str, keys: list[str]) -> None:
+        """URL keys (``twin_key``) this worker saw ``listed`` by a sitemap or ``linked``
+        from a page, into the job's sets (the seen-set's layout: ``seen.py``), so the
+        finisher flags ``sitemap_only`` / ``links_only`` from every worker's sightings."""
+        if self.lost is not None:
+            return
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for key in keys:
+                bucket, member = seen_slot(key)
+                pipe.sadd(self.keys.sighted(side, bucket), member)
+            pipe.execute()
+        except self._errors as exc:
+            self.lose_connection(exc)
+
+    def sighted(self, keys: list[str]) -> list[tuple[bool, bool]]:
+        """(listed, linked) in the job for each URL key."""
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            bucket, member = seen_slot(key)
+            pipe.sismember(self.keys.sighted("listed", bucket), member)
+            pipe.sismember(self.keys.sighted("linked", bucket), member)
+        answers = pipe.execute()
+        return [(bool(answers[i]), bool(answers[i + 1])) for i in range(0, len(answers), 2)]
 
     def sitemap_order(self) -> dict[str, str]:
         """Every sitemap URL of the job -> its place in one run's reading order."""

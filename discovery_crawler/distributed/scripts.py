@@ -113,6 +113,7 @@ for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
       redis.call('ZADD', KEYS[2], held[i + 1], held[i])
       requeued = requeued + 1
     end
+    if #held > 0 then redis.call('INCRBY', ARGV[1] .. 'sitemaps_open', #held / 2) end
     redis.call('DEL', read)
     redis.call('DEL', ARGV[1] .. 'held:' .. worker)
     unclaim(ARGV[1], ARGV[1] .. 'claims:' .. worker)
@@ -197,7 +198,7 @@ return 0
 """
 
 # KEYS: sitemaps (SET of URLs asked), documents (counter), sitemap_order, sequence,
-#       requests, queue
+#       requests, queue, sitemaps_open (counter)
 # ARGV: URL, SITEMAP_MAX_DOCUMENTS (0: none; '-': not a document, robots.txt), its place
 #       in one run's reading order, payload, -priority
 # A sitemap (or robots.txt) asked by any worker, shared with the job in one step: 0 when
@@ -215,10 +216,11 @@ if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[3]) end
 local id = redis.call('INCR', KEYS[4])
 redis.call('HSET', KEYS[5], id, ARGV[4])
 redis.call('ZADD', KEYS[6], tonumber(ARGV[5]) * 4294967296 + (id % 4294967296), id)
+redis.call('INCR', KEYS[7])
 return id
 """
 
-# KEYS: lease, read;  ARGV: id
+# KEYS: lease, read, sitemaps_open;  ARGV: id
 # A sitemap read: its lease becomes a read entry, kept until the worker's records are
 # handed over (result.py), so a worker killed before that has it read again (REAP).
 KEEP_READ = """
@@ -226,6 +228,7 @@ local score = redis.call('HGET', KEYS[1], ARGV[1])
 if not score then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], score)
+redis.call('DECR', KEYS[3])
 return 1
 """
 
