@@ -108,6 +108,7 @@ _ABSOLUTE = ("https://", "http://")
 _FETCHED_KINDS = ("page", "paginated")  # followed; pagination is how a BFS reaches articles
 # meta: a distributed job's page request this worker claimed (distributed/scheduler.py)
 JOB_CLAIMED = "job_claimed"
+JOB_MET = "job_met"  # the job requested the page before (another worker's record)
 DEFAULT_PAGE_MAX_BYTES = 15 * 1024 * 1024  # Googlebot reads the first 15 MB of an HTML page
 
 
@@ -466,6 +467,7 @@ class LinkCrawl:
             claimed = self._job_claim(twin_key(url), depth, meta)
             if claimed == 0:  # another worker requested it: its record is that worker's
                 record.counts["unique"] -= 1
+                meta[JOB_MET] = True
                 return None
             over = claimed < 0
         else:
@@ -699,6 +701,12 @@ class LinkCrawl:
             if request is not None:
                 self.account.listed_requested += 1
                 engine.crawl(request)
+            elif meta.get(JOB_MET):
+                # a distributed job: another worker requested it; this listing is written
+                # as a sitemap record (the dedup stage takes it though its key is seen),
+                # the job's merge joins it to that worker's fetched record
+                seen.listed_over_link[key] = []
+                keep.append(rec)
             else:
                 keep.extend(unfetched)
             if held is not None:

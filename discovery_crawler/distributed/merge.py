@@ -19,9 +19,11 @@ from discovery_crawler.urls.slugs import SlugAllocator, bases_many, normalized_p
 CITATION_FIELDS = ("via", "found_on", "anchor", "depth")
 
 
-def citation_order(depth: int, found_on: str | None) -> str:
-    """A citation's place, as text that sorts as (depth, citing URL) does."""
-    return f"{depth:06d}\t{found_on or ''}"
+def citation_order(depth: int, found_on: str | None, via: str | None = None) -> str:
+    """A citation's place, as text that sorts as (depth, a listing before a link, citing
+    URL) does: at depth 1 a sitemap's listing beats the seed's link, as one run cites a
+    URL both list and link (``LinkCrawl.admit_listed``)."""
+    return f"{depth:06d}\t{0 if via == 'sitemap' else 1}{found_on or ''}"
 
 
 def citation_fields(depth: int, found_on: str | None, via: str | None, anchor: Any) -> str:
@@ -30,6 +32,16 @@ def citation_fields(depth: int, found_on: str | None, via: str | None, anchor: A
 
 
 LAST = "~"  # sorts after every reading place (digits)
+
+
+def listed_fields(listing: dict[str, Any], source: str | None) -> dict[str, Any]:
+    """What a sitemap listing says of a URL, for a fetched record that lacked it (the
+    seed stays the seed), as one run joins a late listing (``links._listed_fields``)."""
+    fields = {k: listing.get(k) for k in ("sitemap", "lastmod", "priority", "changefreq")}
+    fields["alternates"] = listing.get("alternates")
+    if source != "seed":
+        fields["source"] = listing.get("source") or "sitemap"
+    return fields
 
 
 def _rank(rec: dict[str, Any], places: dict[str, str]) -> tuple[int, int, str, int, str]:
@@ -64,6 +76,7 @@ def merge_records(
     # where the URL first entered: (its sitemap's reading place, the line), or the URL
     entered: dict[str, tuple[str, int, str]] = {}
     sources: dict[str, list[str]] = {}
+    listings: dict[str, dict[str, Any]] = {}  # the best listing beside a fetched record
     for n, line in enumerate(lines):
         rec = json.loads(line)
         key = twin_key(rec["url"])
@@ -81,6 +94,18 @@ def merge_records(
         joined.extend(s for s in rec.get("sources") or () if s not in joined)
         if _rank(rec, places) < _rank(old, places):
             best[key] = rec
+            old, rec = rec, old
+        if rec.get("status") is None and rec.get("sitemap"):  # the other is a listing
+            known = listings.get(key)
+            if known is None or _rank(rec, places) < _rank(known, places):
+                listings[key] = rec
+    for key, listing in listings.items():  # a page fetched here, listed there
+        rec = best[key]
+        if rec.get("status") is not None and (
+            rec.get("sitemap") is None
+            or (rec.get("source") == "alternate" and listing.get("source") != "alternate")
+        ):
+            rec.update(listed_fields(listing, rec.get("source")))
     for key, listed in sources.items():
         rec = best[key]
         if len(listed) > len(rec.get("sources") or ()):  # listed in several workers' shares
@@ -97,7 +122,7 @@ def merge_records(
         if found is None or rec.get("depth") is None:
             continue
         order, _, fields = found.partition("\n")
-        if order < citation_order(rec["depth"], rec.get("found_on")):
+        if order < citation_order(rec["depth"], rec.get("found_on"), rec.get("via")):
             via, found_on, anchor, depth = json.loads(fields)
             if rec.get("source") == rec.get("via"):  # not listed: its source is its via
                 rec["source"] = via

@@ -375,7 +375,7 @@ class RedisScheduler(BaseScheduler):
                         max_pages or 0,
                         f"{bucket:x}:{member}",
                         key,
-                        citation_order(citation["depth"], citation["found_on"]),
+                        citation_order(citation["depth"], citation["found_on"], citation["via"]),
                         citation_fields(**citation),
                         int(citation["depth"]),
                     ],
@@ -612,7 +612,13 @@ class RedisScheduler(BaseScheduler):
         key = self.keys.robots(origin)
         deadline = time.monotonic() + ROBOTS_WAIT_SECONDS
         try:
-            if self.client.set(key + ":fetching", self.worker, nx=True, px=self.ttl_ms):
+            # the job's copy first: a worker that joins after the fetch reads it (the
+            # fetcher's mark lapses, its copy stays)
+            stored = self.client.get(key)
+            if stored is not None:
+                return json.loads(stored)
+            mark = int(ROBOTS_WAIT_SECONDS * 1000)  # as long as the others wait for it
+            if self.client.set(key + ":fetching", self.worker, nx=True, px=mark):
                 return None
             while time.monotonic() < deadline:
                 stored = self.client.get(key)

@@ -18,6 +18,7 @@ from bench.bench_sitemap import generate_tree
 from discovery_crawler.distributed.job import JobKeys
 from discovery_crawler.site_server import unpack_site
 from tests.conftest import realdata, run_discover
+from tests.distributed.site import write_listed_site
 from tests.distributed.test_workers import (
     comparable,
     finisher_out,
@@ -185,4 +186,58 @@ def test_sitemap_modes_three_workers_on_a_real_site(tmp_path, serve, redis_serve
     assert len(merged) > 100
     site.requests.clear()
     single = single_run(site.url("/"), tmp_path, "-a", f"mode={mode}")
+    same_inventory(merged, single)
+
+
+def test_three_workers_in_union_mode_write_one_runs_inventory(tmp_path, serve, redis_server):
+    """mode=union, 3 workers, a 1,200-page site whose sitemaps list every third page, 50
+    pages no page links to and one 404: each page, sitemap and robots.txt fetched once in
+    the job; the job's inventory is a single run's — a URL listed in a sitemap one worker
+    read and linked from a page another fetched is one record with both sides, and the
+    sitemap_only / links_only flags are the job's, not a worker's."""
+    root = tmp_path / "site"
+    root.mkdir()
+    site = serve(root)
+    pages = write_listed_site(root, site.url("").rstrip("/"), 1200, 50)
+    outs = [tmp_path / f"w{i}" for i in range(3)]
+    args = ("-a", "mode=union", "-a", "job=union")
+    workers = [
+        worker(site.url("/"), out, redis_server.url, *args, spider="discover") for out in outs
+    ]
+    assert [w.wait(600) for w in workers] == [0, 0, 0]
+    asked = fetches(site)
+    assert [p for p, n in asked.items() if n > 1] == []
+    assert pages <= set(asked)
+    finisher = finisher_out(outs)
+    merged = inventory(finisher)
+    flags = Counter(f for rec in merged for f in rec.get("flags") or ())
+    # the 50 orphans and the listed 404; the 800 pages of 1,200 no sitemap lists
+    assert flags["sitemap_only"] == 51 and flags["links_only"] == 800, flags
+    site.requests.clear()
+    single = single_run(site.url("/"), tmp_path, "-a", "mode=union")
+    same_inventory(merged, single)
+    assert redis_server.client().dbsize() == 0
+
+
+def test_union_mode_three_workers_on_a_real_site(tmp_path, serve, redis_server):
+    """arhackintosh (WordPress + Yoast, an IDN host rewritten to loopback), mode=union,
+    3 workers: nothing fetched twice, the job's inventory a single run's."""
+    root = unpack_site(realdata("sites", "arhackintosh-wordpress", "site.tar.xz"), tmp_path)
+    rewrite = [
+        "https://xn--mgbg4a8cpdl.com",
+        "https://%D9%87%D8%A7%D9%83%D9%86%D8%AA%D9%88%D8%B4.com",
+    ]
+    site = serve(root, rewrite=rewrite)
+    outs = [tmp_path / f"w{i}" for i in range(3)]
+    args = ("-a", "mode=union", "-a", "job=real-union")
+    workers = [
+        worker(site.url("/"), out, redis_server.url, *args, spider="discover") for out in outs
+    ]
+    assert [w.wait(900) for w in workers] == [0, 0, 0]
+    asked = fetches(site)
+    assert [p for p, n in asked.items() if n > 1] == []
+    merged = inventory(finisher_out(outs))
+    assert len(merged) > 700
+    site.requests.clear()
+    single = single_run(site.url("/"), tmp_path, "-a", "mode=union")
     same_inventory(merged, single)
