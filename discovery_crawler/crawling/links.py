@@ -673,6 +673,11 @@ class LinkCrawl:
             elif not url.startswith(prefix) or key in seen:
                 if key in seen and url.startswith(prefix):
                     self._bfs_late_listing(key, rec)
+                    if self.run.frontier is not None:
+                        # a distributed job: the page's record may be another worker's
+                        # (a link or the seed the job had met): the listing is written
+                        # too (the dedup stage takes it), the job's merge joins the two
+                        seen.listed_over_link[key] = []
                 keep.append(rec)  # the dedup stage adds its sitemap to the sources
                 continue
             depth = 1

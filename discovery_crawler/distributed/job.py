@@ -19,6 +19,11 @@ from urllib.parse import urlsplit
 NOT_IDENTITY = ("out", "job")
 
 
+# A finished job's mark lives this long: a worker started late (the others already done)
+# is refused rather than crawling the whole job again alone.
+DONE_SECONDS = 60
+
+
 class JobMismatch(Exception):
     """A worker's arguments differ from those of the job it names (one line)."""
 
@@ -52,6 +57,10 @@ class JobKeys:
     @property
     def prefix(self) -> str:
         return f"dc:{{{self.name}}}:"
+
+    @property
+    def done(self) -> str:  # the mark a finished job leaves for DONE_SECONDS (JSON)
+        return self.prefix + "done"
 
     @property
     def identity(self) -> str:  # the job's spider and arguments (JSON)
@@ -147,7 +156,16 @@ class JobKeys:
 
 def join_job(client: Any, keys: JobKeys, identity: dict[str, Any]) -> bool:
     """Store the job's identity when it is new (True), or check this worker's against it
-    (False when it matches; ``JobMismatch`` naming the first difference)."""
+    (False when it matches; ``JobMismatch`` naming the first difference, or the job
+    finished less than ``DONE_SECONDS`` ago)."""
+    done = client.get(keys.done)
+    if done is not None:
+        mark = json.loads(done)
+        raise JobMismatch(
+            f"job {keys.name} is done: it finished less than {DONE_SECONDS} s ago (its "
+            f"inventory: {mark.get('inventory') or mark.get('out')}); give another "
+            "-a job=NAME to crawl again"
+        )
     text = json.dumps(identity, sort_keys=True)
     if client.set(keys.identity, text, nx=True):
         return True

@@ -30,6 +30,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
+from discovery_crawler.distributed.job import DONE_SECONDS
 from discovery_crawler.distributed.merge import allocate_slugs, merge_records, union_flags
 from discovery_crawler.output.writable import local_feed_paths
 from discovery_crawler.urls.normalize import twin_key
@@ -196,6 +197,13 @@ class JobResult:
                 f"{len(accounts)} workers) is {written}"
             )
         scheduler.delete_job_keys()
+        # a worker starting now would find no job and crawl it all again alone: refused
+        mark = {
+            "finisher": scheduler.worker,
+            "out": str(self.run.out_dir),
+            "inventory": str(written or ""),
+        }
+        client.set(keys.done, json.dumps(mark), ex=DONE_SECONDS)
 
     def _write(self, records: list[dict[str, Any]]) -> Path | None:
         """The merged records over this worker's feed (temp file + rename)."""

@@ -18,13 +18,26 @@ from bench.bench_sitemap import generate_tree
 from discovery_crawler.distributed.job import JobKeys
 from discovery_crawler.site_server import unpack_site
 from tests.conftest import realdata, run_discover
-from tests.distributed.site import write_listed_site
+from tests.distributed.site import write_listed_site, write_site
 from tests.distributed.test_workers import (
     comparable,
     finisher_out,
     inventory,
+    job_keys_left,
     worker,
 )
+
+
+def joined_or_late(workers, outs: list[Path]) -> None:
+    """Every worker ended 0, or (started after the job was done: a small job on a busy
+    machine) was refused in one line, exit 2, rather than crawling it again alone."""
+    for w, out in zip(workers, outs, strict=True):
+        code = w.wait(900)
+        if code == 2:
+            log = (out.parent / f"{out.name}.log").read_text(encoding="utf-8")
+            assert "is done: it finished less than" in log, log[-2000:]
+        else:
+            assert code == 0, (out, code)
 
 
 def fetches(server) -> Counter:
@@ -88,7 +101,7 @@ def test_three_workers_share_a_200k_url_sitemap_tree(tmp_path, serve, redis_serv
     single = single_run(server.url("/"), tmp_path, "-a", "mode=sitemap")
     same_inventory(merged, single)
     assert [r["url"] for r in merged] == [r["url"] for r in single]  # one run's order
-    assert redis_server.client().dbsize() == 0
+    assert job_keys_left(redis_server.client()) == []
 
 
 def _sitemap_attempts(out: Path) -> list:
@@ -139,7 +152,7 @@ def test_a_worker_killed_mid_walk_its_sitemaps_are_read_again(tmp_path, serve, r
     server.requests.clear()
     single = single_run(server.url("/"), tmp_path, "-a", "mode=sitemap")
     same_inventory(merged, single)
-    assert client.dbsize() == 0
+    assert job_keys_left(client) == []
 
 
 def test_the_document_budget_is_the_jobs(tmp_path, serve, redis_server):
@@ -179,7 +192,7 @@ def test_sitemap_modes_three_workers_on_a_real_site(tmp_path, serve, redis_serve
     workers = [
         worker(site.url("/"), out, redis_server.url, *args, spider="discover") for out in outs
     ]
-    assert [w.wait(600) for w in workers] == [0, 0, 0]
+    joined_or_late(workers, outs)
     asked = fetches(site)
     assert [p for p, n in asked.items() if n > 1] == []
     merged = inventory(finisher_out(outs))
@@ -216,7 +229,7 @@ def test_three_workers_in_union_mode_write_one_runs_inventory(tmp_path, serve, r
     site.requests.clear()
     single = single_run(site.url("/"), tmp_path, "-a", "mode=union")
     same_inventory(merged, single)
-    assert redis_server.client().dbsize() == 0
+    assert job_keys_left(redis_server.client()) == []
 
 
 def test_union_mode_three_workers_on_a_real_site(tmp_path, serve, redis_server):
@@ -241,3 +254,44 @@ def test_union_mode_three_workers_on_a_real_site(tmp_path, serve, redis_server):
     site.requests.clear()
     single = single_run(site.url("/"), tmp_path, "-a", "mode=union")
     same_inventory(merged, single)
+
+
+def test_auto_mode_falls_back_to_links_once_for_the_job(tmp_path, serve, redis_server):
+    """mode=auto on a site with no sitemap, 3 workers: the job's walk listed no page, so
+    the job falls back to the link crawl (the homepage admitted once: the job's
+    seen-set), shared by the workers; every page fetched once; one run's inventory."""
+    pages = write_site(tmp_path / "site", 400)
+    site = serve(tmp_path / "site")
+    site.delay = 0.01
+    outs = [tmp_path / f"w{i}" for i in range(3)]
+    args = ("-a", "mode=auto", "-a", "job=auto")
+    workers = [
+        worker(site.url("/"), out, redis_server.url, *args, spider="discover") for out in outs
+    ]
+    joined_or_late(workers, outs)
+    asked = fetches(site)
+    assert [p for p, n in asked.items() if n > 1] == []
+    assert pages <= set(asked)
+    logs = [(tmp_path / f"w{i}.log").read_text(encoding="utf-8") for i in range(3)]
+    assert any("fell back to a BFS link crawl" in log for log in logs)
+    merged = inventory(finisher_out(outs))
+    site.requests.clear()
+    single = single_run(site.url("/"), tmp_path, "-a", "mode=auto")
+    same_inventory(merged, single)
+
+
+def test_a_worker_started_after_the_job_is_done_is_refused(tmp_path, serve, redis_server):
+    """A job done (its keys gone, its done mark left for a minute): a worker started late
+    with the same job is refused in one line, exit 2, nothing written — not a second walk
+    of the whole site alone."""
+    server = sitemap_tree(tmp_path, serve, children=2, per_child=10)
+    args = ("-a", "mode=sitemap", "-a", "job=late")
+    first = worker(server.url("/"), tmp_path / "w0", redis_server.url, *args, spider="discover")
+    assert first.wait(300) == 0
+    asked = sum(fetches(server).values())
+    late = worker(server.url("/"), tmp_path / "w1", redis_server.url, *args, spider="discover")
+    assert late.wait(300) == 2
+    log = (tmp_path / "w1.log").read_text(encoding="utf-8")
+    assert "job late is done: it finished less than 60 s ago" in log
+    assert sum(fetches(server).values()) == asked
+    assert not (tmp_path / "w1").exists()
