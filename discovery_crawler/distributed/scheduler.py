@@ -57,7 +57,7 @@ from discovery_crawler.distributed.connection import (
     connect,
     redis_address,
 )
-from discovery_crawler.distributed.job import JobKeys, join_job
+from discovery_crawler.distributed.job import JobKeys, JobMismatch, join_job
 from discovery_crawler.distributed.merge import citation_fields, citation_order
 from discovery_crawler.distributed.result import JobResult
 from discovery_crawler.distributed.seen import seen_slot
@@ -163,7 +163,18 @@ class RedisScheduler(BaseScheduler):
     # -- the worker's life ----------------------------------------------------------------
     def open(self, spider: Spider) -> Any:
         self.spider = spider
-        join_job(self.client, self.keys, self.identity)  # a script's run: not checked yet
+        try:
+            join_job(self.client, self.keys, self.identity)  # a script's run: not checked yet
+        except JobMismatch as exc:  # the job ended since the arguments were checked
+            why = str(exc)
+            self.lost = why  # nothing of the job is asked or handed over: the run ends
+            self.stats.set_value("redis/lost", why)
+            logger.error("JOB REFUSED: %s", why)
+            run = run_of(self.crawler)
+            if run is not None:
+                run.frontier = self  # (lost: the walk and the link crawl ask for nothing)
+                run.record.failure = why
+            return self.local.open(spider)
         self._run_id = self.client.info("server").get("run_id")
         self.client.set(self.keys.alive(self.worker), "1", px=self.ttl_ms)
         self.client.sadd(self.keys.workers, self.worker)
