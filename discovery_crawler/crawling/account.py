@@ -8,11 +8,14 @@ log. Membership is kept as 64-bit fingerprints (``SeenSet``), never as URL lists
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from discovery_crawler.run_record import CappedList
 from discovery_crawler.urls.normalize import twin_key
 from discovery_crawler.urls.seen import SeenSet
+
+SIGHTINGS_BATCH = 1000  # union sightings sent to a distributed job at a time
 
 
 class UnionTally:
@@ -38,6 +41,11 @@ class UnionTally:
         self._counts: Counter[str] = Counter(sitemap_only=0, links_only=0)
         self.pages_not_read = 0  # page fetches failed after retries: links not read
         self.sitemaps_not_read = 0  # sitemaps not read after retries
+        # A distributed job's workers each see part of both sides: the keys new here go
+        # to the job (``sink(side, keys)``, a batch at a time; the finisher flags from
+        # the job's sightings). None in a local run.
+        self.sink: Callable[[str, list[str]], None] | None = None
+        self._unsent: dict[str, list[str]] = {"listed": [], "linked": []}
 
     def _move(self, key: str, url: str, gained: str, other: SeenSet) -> None:
         lost = "links_only" if gained == "sitemap_only" else "sitemap_only"
@@ -55,11 +63,30 @@ class UnionTally:
         """A sitemap lists ``url`` (``key``: its twin key)."""
         if self._listed.add(key):
             self._move(key, url, "sitemap_only", self._linked)
+            if self.sink is not None:
+                self._send("listed", key)
 
     def linked(self, key: str, url: str) -> None:
         """A fetched page links to ``url`` (or it is the seed)."""
         if self._linked.add(key):
             self._move(key, url, "links_only", self._listed)
+            if self.sink is not None:
+                self._send("linked", key)
+
+    def _send(self, side: str, key: str) -> None:
+        unsent = self._unsent[side]
+        unsent.append(key)
+        if len(unsent) >= SIGHTINGS_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Every sighting not yet sent, to the job (``sink``)."""
+        if self.sink is None:
+            return
+        for side, keys in self._unsent.items():
+            if keys:
+                self.sink(side, keys)
+                self._unsent[side] = []
 
     @property
     def listed_count(self) -> int:

@@ -108,6 +108,7 @@ _ABSOLUTE = ("https://", "http://")
 _FETCHED_KINDS = ("page", "paginated")  # followed; pagination is how a BFS reaches articles
 # meta: a distributed job's page request this worker claimed (distributed/scheduler.py)
 JOB_CLAIMED = "job_claimed"
+JOB_MET = "job_met"  # the job requested the page before (another worker's record)
 DEFAULT_PAGE_MAX_BYTES = 15 * 1024 * 1024  # Googlebot reads the first 15 MB of an HTML page
 
 
@@ -305,6 +306,8 @@ class LinkCrawl:
         )
         if union:
             self.account.union = UnionTally(settings.getint("CRAWL_LOG_LIST_CAP"))
+            if run.frontier is not None:  # a distributed job: its sightings job-wide
+                self.account.union.sink = run.frontier.add_sightings
         self._bfs_filter: FilterPolicy | None = None
         # Union mode, a page linked before a sitemap listed it: the listing waits for the
         # page's record (requested, not yet written), or patches the line written without
@@ -464,6 +467,7 @@ class LinkCrawl:
             claimed = self._job_claim(twin_key(url), depth, meta)
             if claimed == 0:  # another worker requested it: its record is that worker's
                 record.counts["unique"] -= 1
+                meta[JOB_MET] = True
                 return None
             over = claimed < 0
         else:
@@ -669,6 +673,11 @@ class LinkCrawl:
             elif not url.startswith(prefix) or key in seen:
                 if key in seen and url.startswith(prefix):
                     self._bfs_late_listing(key, rec)
+                    if self.run.frontier is not None:
+                        # a distributed job: the page's record may be another worker's
+                        # (a link or the seed the job had met): the listing is written
+                        # too (the dedup stage takes it), the job's merge joins the two
+                        seen.listed_over_link[key] = []
                 keep.append(rec)  # the dedup stage adds its sitemap to the sources
                 continue
             depth = 1
@@ -697,6 +706,12 @@ class LinkCrawl:
             if request is not None:
                 self.account.listed_requested += 1
                 engine.crawl(request)
+            elif meta.get(JOB_MET):
+                # a distributed job: another worker requested it; this listing is written
+                # as a sitemap record (the dedup stage takes it though its key is seen),
+                # the job's merge joins it to that worker's fetched record
+                seen.listed_over_link[key] = []
+                keep.append(rec)
             else:
                 keep.extend(unfetched)
             if held is not None:

@@ -73,6 +73,20 @@ _NO_LOCATION = "entry without a location"
 _ROBOTS_PRIORITY = 1000
 _SITEMAP_PRIORITY = 100
 _NOT_MODIFIED = 304
+# Distributed mode (``distributed/scheduler.py``, ``share_sitemap``): a sitemap or robots.txt
+# request handed to the job carries its place in one run's reading order here, and is
+# read by whichever worker leases it (``_adopt``).
+JOB_SITEMAP = "job_sitemap"
+_ADOPTED = "job_adopted"
+
+
+def reading_place(depth: int, parent: str | None, index: int) -> str:
+    """A sitemap's place in one run's reading order, as text that sorts as that order
+    does: the robots.txt's sitemaps and the conventional addresses (depth 0) in the order
+    asked, then each index's children by their index's place, then their own index. One
+    run reads level by level (every document asked before is read first), so the order
+    is (depth, the parent's place, the place in the parent)."""
+    return f"{depth:02d}{(parent or '')[2:]}{index:06d}"
 
 
 @dataclass
@@ -192,6 +206,8 @@ class SitemapWalk:
         # (``_await_turn``) until every one asked before it is read (its listings through
         # the stages, ``crawling/passage.py``) or failed.
         self._asked = 0  # sitemap requests made: the next one's place
+        self._top_asked = 0  # sitemaps asked at depth 0 (reading_place)
+        self._pages_told = 0  # pages listed, as told to a distributed job (_tell_job)
         self._turn = 0  # the place of the next document to read
         self._finished: set[int] = set()  # places done out of turn
         self._turn_moved: asyncio.Event | None = None
@@ -206,12 +222,13 @@ class SitemapWalk:
 
     def input_request(self, url: str) -> Request | None:
         """A sitemap given as input: read as it is, without robots.txt (SPEC §4)."""
-        return self._sitemap_request(url, "input", None, 0)
+        return self._sitemap_request(url, "input", None, 0, order=self._top())
 
-    def robots_request(self, url: str) -> Request:
-        """robots.txt at ``url``: its sitemaps, then the conventional addresses."""
-        self.record.robots = {"url": url, "fetched": False}
-        return Request(
+    def robots_request(self, url: str) -> Request | None:
+        """robots.txt at ``url``: its sitemaps, then the conventional addresses (None: a
+        worker of a distributed job handed it to the job)."""
+        frontier = self.run.frontier
+        request = Request(
             url,
             callback=self._on_robots,
             errback=self._on_robots_failure,
@@ -219,6 +236,12 @@ class SitemapWalk:
             priority=_ROBOTS_PRIORITY,
             meta={"handle_httpstatus_all": True},
         )
+        if frontier is not None:  # one worker of the job reads it, whichever is free
+            request.meta[JOB_SITEMAP] = ""
+            frontier.share_sitemap(request, None)
+            return None
+        self.record.robots = {"url": url, "fetched": False}
+        return request
 
     def found_no_page(self) -> str | None:
         """Why the walk is over with no page of the site listed (a URL of kind page or
@@ -227,6 +250,13 @@ class SitemapWalk:
         record = self.record
         if record.kinds["page"] + record.kinds["paginated"]:
             return None
+        if self.run.frontier is not None:  # a distributed job: what any worker listed
+            job = self.run.frontier.walk_figures()
+            if job.get("pages"):
+                return None
+            if not job.get("answered"):
+                return None  # nothing answered: the site is unreachable, not sitemap-less
+            return "no sitemap of the job yielded a page of the site"
         robots = record.robots or {}
         if robots.get("status") is None and all(a.status is None for a in record.attempts.values()):
             return None
@@ -238,6 +268,7 @@ class SitemapWalk:
 
     # -- robots.txt ---------------------------------------------------------------------
     def parse_robots(self, response: Response) -> Iterator[Request]:
+        self._adopt(response.request)
         robots = self.record.robots
         assert robots is not None
         robots.update(status=response.status, final_url=response.url)
@@ -264,13 +295,16 @@ class SitemapWalk:
         robots["sitemaps"] = sitemaps
         self.crawler.stats.set_value("discovery/robots/status", response.status)
         for url in sitemaps:
-            request = self._sitemap_request(url, "robots", response.url, 0)
+            request = self._sitemap_request(url, "robots", response.url, 0, order=self._top())
             if request is not None:
                 yield request
         yield from self._conventional_requests()
         self._robots_done = True
+        if JOB_SITEMAP in response.meta:
+            self._tell_job(answered=True)
 
     def robots_failed(self, failure: Failure) -> Iterator[Request]:
+        self._adopt(getattr(failure, "request", None))
         robots = self.record.robots
         assert robots is not None
         robots.update(status=None, error=failure_text(failure.value), sitemaps=[])
@@ -283,6 +317,8 @@ class SitemapWalk:
     def over(self) -> bool:
         """Every sitemap the walk asked for is read or failed (union mode: the link crawl
         admits its held links once every listing has entered, ``LinkCrawl.release``)."""
+        if self.run.frontier is not None:  # a distributed job: the job's walk
+            return self.record.sitemaps_pending == 0 and self.run.frontier.walk_over()
         started = self._robots_done or self.options.input_kind == "sitemap"
         return started and self.record.sitemaps_pending == 0
 
@@ -327,7 +363,9 @@ class SitemapWalk:
         its own folder's addresses tried first."""
         for base in self._conventional_bases():
             for path in self.conventional_paths:
-                request = self._sitemap_request(base + path, "conventional", None, 0)
+                request = self._sitemap_request(
+                    base + path, "conventional", None, 0, order=self._top()
+                )
                 if request is not None:
                     yield request
 
@@ -355,9 +393,12 @@ class SitemapWalk:
         depth: int,
         note: str | None = None,
         index_lastmod: str | None = None,
+        order: str | None = None,
     ) -> Any:
         """A request for a sitemap address, or None when it was tried or is skipped, or
-        (a child whose index ``<lastmod>`` did not change) a ``_Carried``."""
+        (a child whose index ``<lastmod>`` did not change) a ``_Carried``. A worker of a
+        distributed job hands it to the job instead (``_share``: None), ``order`` its
+        place in the reading order."""
         record = self.record
         try:
             url = self.origins.normalize(url)
@@ -378,7 +419,12 @@ class SitemapWalk:
                 "followed (SITEMAP_MAX_DEPTH)"
             )
             return None
-        if self.max_documents and self.progress.scheduled >= self.max_documents:
+        frontier = self.run.frontier
+        if (
+            frontier is None
+            and self.max_documents
+            and self.progress.scheduled >= self.max_documents
+        ):
             record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "documents"})
             self.progress.skipped += 1
             record.limit_bound(
@@ -409,6 +455,8 @@ class SitemapWalk:
                 record.attempts[url] = attempt
                 return None
         attempt = SitemapAttempt(url, source, parent, depth, note=note)
+        if frontier is not None and order is not None:
+            return self._share(attempt, order, index_lastmod)
         record.attempts[url] = attempt
         record.sitemaps_pending += 1
         if source == "conventional":
@@ -454,6 +502,73 @@ class SitemapWalk:
             headers=headers or None,
             meta=meta,
         )
+
+    # -- distributed mode: the walk shared by the job's workers -------------------------
+    def _top(self) -> str:
+        """The place of the next sitemap asked at depth 0 (robots.txt's, conventional)."""
+        place = reading_place(0, None, self._top_asked)
+        self._top_asked += 1
+        return place
+
+    def _share(self, attempt: SitemapAttempt, order: str, index_lastmod: str | None) -> None:
+        """Hand the sitemap to the job (``DiscoveryRun.frontier``): the worker that leases
+        it reads and records it (``_adopt``); the job's visited set and document budget
+        decide (a repeat anywhere in the job, the budget spent)."""
+        record = self.record
+        request = Request(
+            attempt.url,
+            callback=self._on_sitemap,
+            errback=self._on_sitemap_failure,
+            dont_filter=True,
+            priority=_SITEMAP_PRIORITY - attempt.depth,  # the job's queue: level by level
+            meta={
+                "attempt": attempt,
+                JOB_SITEMAP: order,
+                "handle_httpstatus_all": True,
+                "dont_obey_robots": self.options.input_kind == "sitemap",
+                "index_lastmod": index_lastmod,
+            },
+        )
+        verdict = self.run.frontier.share_sitemap(request, self.max_documents)
+        if verdict == 0 and attempt.source == "index":
+            record.counts["sitemaps_repeated"] += 1  # a cycle or a repeated child, job-wide
+        elif verdict < 0:
+            self.progress.skipped += 1
+            record.skipped_sitemaps.append(
+                {"url": attempt.url, "parent": attempt.parent, "reason": "documents"}
+            )
+            record.limit_bound(
+                "SITEMAP_MAX_DOCUMENTS", value=self.max_documents, skipped=self.progress.skipped
+            )
+        return None
+
+    def _adopt(self, request: Request | None) -> None:
+        """A request another worker (or this one) handed to the job, leased here: this
+        worker reads it, so its attempt, its pending count and its figures are here."""
+        if request is None or JOB_SITEMAP not in request.meta or request.meta.get(_ADOPTED):
+            return
+        request.meta[_ADOPTED] = True
+        attempt = request.meta.get("attempt")
+        if attempt is None:  # robots.txt
+            self.record.robots = {"url": request.url, "fetched": False}
+            return
+        self.record.attempts[attempt.url] = attempt
+        self.record.sitemaps_pending += 1
+        self.progress.visited.add(attempt.url)
+        self.progress.scheduled += 1
+        if attempt.source == "conventional":
+            self.progress.guesses.append(attempt)
+
+    def _tell_job(self, answered: bool) -> None:
+        """After a shared document: the pages it listed and whether it answered, added
+        to the job's figures before its lease ends (the auto fallback is the job's)."""
+        frontier = self.run.frontier
+        if frontier is None:
+            return
+        kinds = self.record.kinds
+        pages = kinds["page"] + kinds["paginated"]
+        told, self._pages_told = self._pages_told, pages
+        frontier.count_walk(pages=pages - told, answered=int(answered))
 
     # -- re-runs: the previous run's sitemap sections (output/state_sitemaps.py) ----------
     def _previous_section(self, url: str) -> Section | None:
@@ -590,6 +705,7 @@ class SitemapWalk:
 
     def failed(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)
+        self._adopt(request)
         attempt = request.meta.get("attempt") if request is not None else None
         if attempt is None:
             logger.error("sitemap request failed: %s", failure.getErrorMessage())
@@ -603,6 +719,8 @@ class SitemapWalk:
             self._input_failed(attempt.url, failure)
         self._done(attempt)
         self._finish(request.meta.get("sitemap_place"))
+        if JOB_SITEMAP in request.meta:
+            self._tell_job(answered=False)
 
     def _not_read(self, attempt: SitemapAttempt) -> None:
         """A sitemap not read after its retries: union mode's link crawl no longer calls
@@ -612,6 +730,7 @@ class SitemapWalk:
             links.sitemap_not_read(attempt.url)
 
     async def parse(self, response: Response) -> AsyncIterator[Any]:
+        self._adopt(response.request)
         attempt: SitemapAttempt = response.meta["attempt"]
         # Parse a few documents at a time, each to the end: Scrapy would otherwise
         # interleave every downloaded document's generator, and each holds a window of
@@ -666,6 +785,8 @@ class SitemapWalk:
             self._waiting -= waits  # cancelled while it waited
             self._done(attempt)
             self._finish(place)
+            if JOB_SITEMAP in response.meta:
+                self._tell_job(answered=True)
         if carried:  # after this document's turn, each at its own
             async for output in self._carry_in_turn(carried, response):
                 yield output
@@ -889,9 +1010,17 @@ class SitemapWalk:
             )
         if index_urlset:  # their locations were read (and any repair counted) as pages
             note = "listed by a <urlset> of sitemap documents"
-            yield from self._child_requests(children, base, attempt.depth + 1, note, False)
+            yield from self._child_requests(
+                children, base, attempt.depth + 1, note, False, order=response.meta.get(JOB_SITEMAP)
+            )
         else:
-            yield from self._child_requests(children, base, attempt.depth + 1, lastmods=lastmods)
+            yield from self._child_requests(
+                children,
+                base,
+                attempt.depth + 1,
+                lastmods=lastmods,
+                order=response.meta.get(JOB_SITEMAP),
+            )
 
     def _too_large(self, result: ParseResult) -> str:
         """A document past SITEMAP_MAX_BYTES, in words: the cap, whether it counts inflated
@@ -953,6 +1082,7 @@ class SitemapWalk:
         note: str | None = None,
         count_repairs: bool = True,
         lastmods: list[str] | None = None,
+        order: str | None = None,
     ) -> Iterator[Any]:
         if not children:
             return
@@ -982,8 +1112,11 @@ class SitemapWalk:
                 lastmod_of[url] = given[raw]
         if self.max_documents:  # a limit may bind: admit content-like sitemaps first
             resolved.sort(key=content_preference, reverse=True)
-        for url in resolved:
-            request = self._sitemap_request(url, "index", base, depth, note, lastmod_of.get(url))
+        for i, url in enumerate(resolved):
+            place = reading_place(depth, order, i) if order is not None else None
+            request = self._sitemap_request(
+                url, "index", base, depth, note, lastmod_of.get(url), order=place
+            )
             if request is not None:  # (a _Carried: ``parse`` carries it over in its turn)
                 yield request
 

@@ -19,6 +19,11 @@ from urllib.parse import urlsplit
 NOT_IDENTITY = ("out", "job")
 
 
+# A finished job's mark lives this long: a worker started late (the others already done)
+# is refused rather than crawling the whole job again alone.
+DONE_SECONDS = 60
+
+
 class JobMismatch(Exception):
     """A worker's arguments differ from those of the job it names (one line)."""
 
@@ -52,6 +57,10 @@ class JobKeys:
     @property
     def prefix(self) -> str:
         return f"dc:{{{self.name}}}:"
+
+    @property
+    def done(self) -> str:  # the mark a finished job leaves for DONE_SECONDS (JSON)
+        return self.prefix + "done"
 
     @property
     def identity(self) -> str:  # the job's spider and arguments (JSON)
@@ -90,16 +99,35 @@ class JobKeys:
         return self.prefix + "reported"
 
     @property
-    def records(self) -> str:  # LIST: the workers' inventory records (JSON lines)
-        return self.prefix + "records"
-
-    @property
     def finisher(self) -> str:  # the worker that writes the job's one result (SET NX)
         return self.prefix + "finisher"
 
     @property
     def workers(self) -> str:  # SET: the workers that may hold leases
         return self.prefix + "workers"
+
+    @property
+    def sitemaps(self) -> str:  # SET: every sitemap (and robots.txt) URL asked in the job
+        return self.prefix + "sitemaps"
+
+    @property
+    def sitemap_order(self) -> str:  # HASH: sitemap URL -> its place in one run's reading
+        return self.prefix + "sitemap_order"
+
+    @property
+    def documents(self) -> str:  # counter: sitemap documents asked (SITEMAP_MAX_DOCUMENTS)
+        return self.prefix + "documents"
+
+    @property
+    def sitemaps_open(self) -> str:  # counter: sitemaps (and robots.txt) queued or leased
+        return self.prefix + "sitemaps_open"
+
+    @property
+    def walk(self) -> str:  # HASH: the walk's job-wide figures (pages listed, answered)
+        return self.prefix + "walk"
+
+    def sighted(self, side: str, bucket: int) -> str:  # union: "listed" or "linked"
+        return f"{self.prefix}{side}:{bucket:x}"
 
     def seen(self, bucket: int) -> str:
         return f"{self.prefix}seen:{bucket:x}"
@@ -109,6 +137,12 @@ class JobKeys:
 
     def robots(self, origin: str) -> str:  # a JSON copy of the origin's robots.txt fetch
         return f"{self.prefix}robots:{origin}"
+
+    def read(self, worker: str) -> str:  # HASH: sitemaps read, records not handed over
+        return f"{self.prefix}read:{worker}"
+
+    def records_of(self, worker: str) -> str:  # LIST: a worker's records (JSON lines)
+        return f"{self.prefix}records:{worker}"
 
     def held(self, worker: str) -> str:  # HASH: link depth -> links held for that level
         return f"{self.prefix}held:{worker}"
@@ -122,7 +156,16 @@ class JobKeys:
 
 def join_job(client: Any, keys: JobKeys, identity: dict[str, Any]) -> bool:
     """Store the job's identity when it is new (True), or check this worker's against it
-    (False when it matches; ``JobMismatch`` naming the first difference)."""
+    (False when it matches; ``JobMismatch`` naming the first difference, or the job
+    finished less than ``DONE_SECONDS`` ago)."""
+    done = client.get(keys.done)
+    if done is not None:
+        mark = json.loads(done)
+        raise JobMismatch(
+            f"job {keys.name} is done: it finished less than {DONE_SECONDS} s ago (its "
+            f"inventory: {mark.get('inventory') or mark.get('out')}); give another "
+            "-a job=NAME to crawl again"
+        )
     text = json.dumps(identity, sort_keys=True)
     if client.set(keys.identity, text, nx=True):
         return True

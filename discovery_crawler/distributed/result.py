@@ -2,8 +2,9 @@
 is stored; the worker that ends the job writes the job's one inventory.
 
 - **Hand-over** (every worker, after its feed is stored: ``DiscoveryRun.feed_hooks``):
-  its feed's lines go to the job's ``records`` list, its account (pages fetched,
-  requested, records, its out folder) to ``reported``.
+  its feed's lines go to its ``records:<worker>`` list, its account (pages fetched,
+  requested, records, its out folder) to ``reported``; the sitemaps it read are then
+  done (``read:<worker>``: until now a killed worker's were read again by another).
 - **The finisher**: the worker that closes last (no worker left in the frontier, no
   request queued or leased) takes ``finisher`` (``SET NX``: exactly one), waits for every
   worker that joined to have handed over (or to be gone: its heartbeat lapsed), merges
@@ -29,8 +30,10 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
-from discovery_crawler.distributed.merge import merge_records
+from discovery_crawler.distributed.job import DONE_SECONDS
+from discovery_crawler.distributed.merge import allocate_slugs, merge_records, union_flags
 from discovery_crawler.output.writable import local_feed_paths
+from discovery_crawler.urls.normalize import twin_key
 
 logger = logging.getLogger(__name__)
 
@@ -82,17 +85,20 @@ class JobResult:
                     if line.strip():
                         chunk.append(line.rstrip(b"\n"))
                     if len(chunk) >= PUSH_LINES:
-                        client.rpush(keys.records, *chunk)
+                        client.rpush(keys.records_of(scheduler.worker), *chunk)
                         count += len(chunk)
                         chunk = []
                 if chunk:
-                    client.rpush(keys.records, *chunk)
+                    client.rpush(keys.records_of(scheduler.worker), *chunk)
                     count += len(chunk)
         else:
             self.run.record.warn(
                 "distributed: this worker has no local JSON-lines feed (-O x.jsonl, or the "
                 "default <out>/inventory.jsonl): its records are not in the job's inventory"
             )
+        union = self._union()
+        if union is not None:
+            union.flush()  # its last sightings, before it counts as handed over
         crawl = self.run.record.crawl
         account = {
             "worker": scheduler.worker,
@@ -101,11 +107,26 @@ class JobResult:
             "fetched": crawl.fetched if crawl is not None else 0,
             "requested": crawl.requested if crawl is not None else 0,
             "finish_reason": scheduler.close_reason,
+            **(
+                {
+                    "pages_not_read": union.pages_not_read,
+                    "sitemaps_not_read": union.sitemaps_not_read,
+                }
+                if union is not None
+                else {}
+            ),
         }
         client.hset(keys.reported, scheduler.worker, json.dumps(account))
+        scheduler.handed_over()  # the sitemaps it read: done for good
         client.delete(keys.alive(scheduler.worker))
         self.run.record.distributed = {"job": keys.name, "worker": account}
         logger.info("Handed %d records to job %s", count, keys.name)
+
+    def _union(self) -> Any:
+        """Union mode's tally of listed and linked URLs (``UnionTally``), or None."""
+        links = getattr(self.run, "links", None)
+        account = getattr(links, "account", None)
+        return getattr(account, "union", None)
 
     def _job_done(self) -> bool:
         scheduler, keys = self.scheduler, self.scheduler.keys
@@ -137,7 +158,22 @@ class JobResult:
         accounts = [json.loads(v) for v in client.hvals(keys.reported)]
         accounts.sort(key=lambda a: a["worker"])
         missing = sorted(members - {a["worker"] for a in accounts})
-        records = merge_records(client.lrange(keys.records, 0, -1), client.hgetall(keys.citations))
+        places = scheduler.sitemap_order()
+        records = merge_records(
+            (line for a in accounts for line in client.lrange(keys.records_of(a["worker"]), 0, -1)),
+            client.hgetall(keys.citations),
+            places,
+        )
+        if self._union() is not None:
+            union_flags(
+                records,
+                scheduler.sighted([twin_key(rec["url"]) for rec in records]),
+                sum(a.get("pages_not_read", 0) for a in accounts),
+                sum(a.get("sitemaps_not_read", 0) for a in accounts),
+            )
+        crawled = any(rec.get("depth") is not None for rec in records)
+        if self.run.mode == "sitemap" or (self.run.mode == "auto" and not crawled):
+            allocate_slugs(records)  # one run's discovery order is the reading order
         written = self._write(records)
         record = self.run.record
         record.distributed = {
@@ -153,7 +189,7 @@ class JobResult:
             record.warn(
                 f"job {keys.name}: {len(missing)} worker(s) stopped before handing over their "
                 f"records ({', '.join(missing)}): the pages they fetched are not in the "
-                "job's inventory"
+                "job's inventory (the sitemaps they read were read again by the others)"
             )
         if written:
             record.note(
@@ -161,6 +197,13 @@ class JobResult:
                 f"{len(accounts)} workers) is {written}"
             )
         scheduler.delete_job_keys()
+        # a worker starting now would find no job and crawl it all again alone: refused
+        mark = {
+            "finisher": scheduler.worker,
+            "out": str(self.run.out_dir),
+            "inventory": str(written or ""),
+        }
+        client.set(keys.done, json.dumps(mark), ex=DONE_SECONDS)
 
     def _write(self, records: list[dict[str, Any]]) -> Path | None:
         """The merged records over this worker's feed (temp file + rename)."""

@@ -57,7 +57,7 @@ from discovery_crawler.distributed.connection import (
     connect,
     redis_address,
 )
-from discovery_crawler.distributed.job import JobKeys, join_job
+from discovery_crawler.distributed.job import JobKeys, JobMismatch, join_job
 from discovery_crawler.distributed.merge import citation_fields, citation_order
 from discovery_crawler.distributed.result import JobResult
 from discovery_crawler.distributed.seen import seen_slot
@@ -76,6 +76,9 @@ logger = logging.getLogger(__name__)
 # The setting a run entry fills (spiders/base.py): {"name": job name, "identity": {...}}
 JOB_SETTING = "REDIS_JOB"
 CLAIMED_META = "job_claimed"  # set by the link crawl on a request it claimed (claim)
+# set by the sitemap walk on a sitemap or robots.txt request it shared with the job
+# (share_sitemap): its place in one run's reading order
+SITEMAP_META = "job_sitemap"
 DEFAULT_HEARTBEAT_TIMEOUT = 30.0
 IDLE_POLL_SECONDS = 0.5
 ROBOTS_WAIT_SECONDS = 60.0  # a worker waits this long for another's robots.txt fetch
@@ -135,7 +138,14 @@ class RedisScheduler(BaseScheduler):
         self._pending = register(scripts.PENDING)
         self._claim = register(scripts.CLAIM)
         self._below = register(scripts.BELOW)
+        self._share_sitemap = register(scripts.SHARE_SITEMAP)
+        self._keep_read = register(scripts.KEEP_READ)
+        self._handed_over = register(scripts.HANDED_OVER)
         self._held_sent: dict[int, int] = {}
+        # The job's sitemaps this worker holds unread: no more are leased past as many as
+        # it fetches at once (SITEMAP_CONCURRENCY), so a free worker finds the others.
+        self._sitemaps_out = 0
+        self._sitemaps_max = max(1, crawler.settings.getint("SITEMAP_CONCURRENCY", 4))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -153,7 +163,18 @@ class RedisScheduler(BaseScheduler):
     # -- the worker's life ----------------------------------------------------------------
     def open(self, spider: Spider) -> Any:
         self.spider = spider
-        join_job(self.client, self.keys, self.identity)  # a script's run: not checked yet
+        try:
+            join_job(self.client, self.keys, self.identity)  # a script's run: not checked yet
+        except JobMismatch as exc:  # the job ended since the arguments were checked
+            why = str(exc)
+            self.lost = why  # nothing of the job is asked or handed over: the run ends
+            self.stats.set_value("redis/lost", why)
+            logger.error("JOB REFUSED: %s", why)
+            run = run_of(self.crawler)
+            if run is not None:
+                run.frontier = self  # (lost: the walk and the link crawl ask for nothing)
+                run.record.failure = why
+            return self.local.open(spider)
         self._run_id = self.client.info("server").get("run_id")
         self.client.set(self.keys.alive(self.worker), "1", px=self.ttl_ms)
         self.client.sadd(self.keys.workers, self.worker)
@@ -308,6 +329,20 @@ class RedisScheduler(BaseScheduler):
         if leased is None or self.lost is not None:
             return
         rid, depth = leased
+        if SITEMAP_META in request.meta:  # read: kept until its records are handed over
+            self._sitemaps_out -= 1
+            try:
+                self._keep_read(
+                    keys=[
+                        self.keys.lease(self.worker),
+                        self.keys.read(self.worker),
+                        self.keys.sitemaps_open,
+                    ],
+                    args=[rid],
+                )
+            except self._errors as exc:
+                self.lose_connection(exc)
+            return
         if rid in self._done and self._held_sent.get(depth + 1):
             self._kept.setdefault(depth + 1, []).append(rid)  # its links are held here
             return
@@ -351,7 +386,7 @@ class RedisScheduler(BaseScheduler):
                         max_pages or 0,
                         f"{bucket:x}:{member}",
                         key,
-                        citation_order(citation["depth"], citation["found_on"]),
+                        citation_order(citation["depth"], citation["found_on"], citation["via"]),
                         citation_fields(**citation),
                         int(citation["depth"]),
                     ],
@@ -419,7 +454,7 @@ class RedisScheduler(BaseScheduler):
         request = self.local.next_request()
         if request is not None:
             return request
-        if self.lost is not None:
+        if self.lost is not None or self._sitemaps_out >= self._sitemaps_max:
             return None
         keys, worker = self.keys, self.worker
         try:
@@ -446,6 +481,8 @@ class RedisScheduler(BaseScheduler):
         rid, payload = got
         request = request_from_dict(pickle.loads(payload), spider=self.spider)
         self._leased[request] = (rid, int(request.meta.get("depth", 0)))
+        if SITEMAP_META in request.meta:
+            self._sitemaps_out += 1
         self.stats.inc_value("redis/leased")
         return request
 
@@ -461,6 +498,120 @@ class RedisScheduler(BaseScheduler):
         except self._errors as exc:
             self.lose_connection(exc)
 
+    # -- the sitemap walk, shared ----------------------------------------------------------
+    def share_sitemap(self, request: Request, max_documents: int | None) -> int:
+        """Hand a sitemap (or robots.txt: ``max_documents`` None) request to the job, for
+        whichever worker is free to lease it: 0 when the job asked for its URL before, -1
+        when the job's ``SITEMAP_MAX_DOCUMENTS`` are spent, else its id. Asked and queued
+        in one step: a worker killed between the two could lose no child sitemap. Its
+        lease outlives its read (``read:<worker>``) until the reader's records are in the
+        job (``handed_over``), so a killed reader's sitemaps are read again."""
+        if self.lost is not None:
+            return 0
+        keys = self.keys
+        try:
+            payload = pickle.dumps(request.to_dict(spider=self.spider), protocol=4)
+            rid = self._share_sitemap(
+                keys=[
+                    keys.sitemaps,
+                    keys.documents,
+                    keys.sitemap_order,
+                    keys.sequence,
+                    keys.requests,
+                    keys.queue,
+                    keys.sitemaps_open,
+                ],
+                args=[
+                    request.url,
+                    "-" if max_documents is None else max_documents,
+                    request.meta.get(SITEMAP_META) or "",
+                    payload,
+                    -request.priority,
+                ],
+            )
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return 0
+        verdict = int(rid)
+        if verdict > 0:
+            self.stats.inc_value("redis/sitemaps/shared")
+        elif verdict == 0:
+            self.stats.inc_value("redis/sitemaps/asked_before")
+        return verdict
+
+    def walk_over(self) -> bool:
+        """No sitemap (nor robots.txt) of the job queued or leased by any worker: the
+        job's walk is over (union mode's link crawl admits its held links then). A parent
+        shares its children before its own lease ends, so the count never touches 0
+        while the walk goes on."""
+        if self.lost is not None:
+            return True
+        try:
+            return int(self.client.get(self.keys.sitemaps_open) or 0) <= 0
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return True
+
+    # -- union mode: which URLs the job listed, which it linked ---------------------------
+    def add_sightings(self, side: str, keys: list[str]) -> None:
+        """URL keys (``twin_key``) this worker saw ``listed`` by a sitemap or ``linked``
+        from a page, into the job's sets (the seen-set's layout: ``seen.py``), so the
+        finisher flags ``sitemap_only`` / ``links_only`` from every worker's sightings."""
+        if self.lost is not None:
+            return
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for key in keys:
+                bucket, member = seen_slot(key)
+                pipe.sadd(self.keys.sighted(side, bucket), member)
+            pipe.execute()
+        except self._errors as exc:
+            self.lose_connection(exc)
+
+    def sighted(self, keys: list[str]) -> list[tuple[bool, bool]]:
+        """(listed, linked) in the job for each URL key."""
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            bucket, member = seen_slot(key)
+            pipe.sismember(self.keys.sighted("listed", bucket), member)
+            pipe.sismember(self.keys.sighted("linked", bucket), member)
+        answers = pipe.execute()
+        return [(bool(answers[i]), bool(answers[i + 1])) for i in range(0, len(answers), 2)]
+
+    def sitemap_order(self) -> dict[str, str]:
+        """Every sitemap URL of the job -> its place in one run's reading order."""
+        return {
+            k.decode(): v.decode() for k, v in self.client.hgetall(self.keys.sitemap_order).items()
+        }
+
+    def count_walk(self, **figures: int) -> None:
+        """Add to the walk's job-wide figures (``pages`` listed, sitemaps ``answered``)."""
+        if self.lost is not None or not any(figures.values()):
+            return
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for name, n in figures.items():
+                if n:
+                    pipe.hincrby(self.keys.walk, name, n)
+            pipe.execute()
+        except self._errors as exc:
+            self.lose_connection(exc)
+
+    def walk_figures(self) -> dict[str, int]:
+        """The walk's job-wide figures (``count_walk``)."""
+        if self.lost is not None:
+            return {}
+        try:
+            return {k.decode(): int(v) for k, v in self.client.hgetall(self.keys.walk).items()}
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return {}
+
+    def handed_over(self) -> None:
+        """This worker's records are in the job: the sitemaps it read are done for good."""
+        keys = self.keys
+        self._handed_over(keys=[keys.read(self.worker), keys.requests])
+
     # -- robots.txt, once per job ------------------------------------------------------------
     async def robots_shared(self, origin: str) -> dict[str, Any] | None:
         """The job's copy of ``origin``'s robots.txt fetch (``middlewares/robots.py``), or
@@ -472,7 +623,13 @@ class RedisScheduler(BaseScheduler):
         key = self.keys.robots(origin)
         deadline = time.monotonic() + ROBOTS_WAIT_SECONDS
         try:
-            if self.client.set(key + ":fetching", self.worker, nx=True, px=self.ttl_ms):
+            # the job's copy first: a worker that joins after the fetch reads it (the
+            # fetcher's mark lapses, its copy stays)
+            stored = self.client.get(key)
+            if stored is not None:
+                return json.loads(stored)
+            mark = int(ROBOTS_WAIT_SECONDS * 1000)  # as long as the others wait for it
+            if self.client.set(key + ":fetching", self.worker, nx=True, px=mark):
                 return None
             while time.monotonic() < deadline:
                 stored = self.client.get(key)

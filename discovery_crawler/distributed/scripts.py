@@ -106,6 +106,15 @@ for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
       requeued = requeued + 1
     end
     redis.call('DEL', lease)
+    -- the sitemaps it read whose records it never handed over: read again by another
+    local read = ARGV[1] .. 'read:' .. worker
+    held = redis.call('HGETALL', read)
+    for i = 1, #held, 2 do
+      redis.call('ZADD', KEYS[2], held[i + 1], held[i])
+      requeued = requeued + 1
+    end
+    if #held > 0 then redis.call('INCRBY', ARGV[1] .. 'sitemaps_open', #held / 2) end
+    redis.call('DEL', read)
     redis.call('DEL', ARGV[1] .. 'held:' .. worker)
     unclaim(ARGV[1], ARGV[1] .. 'claims:' .. worker)
     redis.call('SREM', KEYS[1], worker)
@@ -117,11 +126,15 @@ return requeued
 
 # KEYS: workers, queue, identity;  ARGV: key prefix
 # The job's outstanding work: {queued, leased or held (links waiting for their level) by
-# any worker, 1 while the job exists}.
+# any worker, 1 while the job exists}. The sitemaps read by a worker whose heartbeat
+# lapsed count too (REAP hands them back: their records never came).
 PENDING = """
 local leased = 0
 for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   leased = leased + redis.call('HLEN', ARGV[1] .. 'lease:' .. worker)
+  if redis.call('EXISTS', ARGV[1] .. 'alive:' .. worker) == 0 then
+    leased = leased + redis.call('HLEN', ARGV[1] .. 'read:' .. worker)
+  end
   for _, n in ipairs(redis.call('HVALS', ARGV[1] .. 'held:' .. worker)) do
     leased = leased + tonumber(n)
   end
@@ -182,4 +195,48 @@ for _, worker in ipairs(redis.call('SMEMBERS', KEYS[2])) do
   end
 end
 return 0
+"""
+
+# KEYS: sitemaps (SET of URLs asked), documents (counter), sitemap_order, sequence,
+#       requests, queue, sitemaps_open (counter)
+# ARGV: URL, SITEMAP_MAX_DOCUMENTS (0: none; '-': not a document, robots.txt), its place
+#       in one run's reading order, payload, -priority
+# A sitemap (or robots.txt) asked by any worker, shared with the job in one step: 0 when
+# the job asked for it before (a cycle, a repeated child, another worker's robots.txt),
+# -1 when the job's document budget is spent (the URL kept as asked: this worker records
+# it skipped, no other does), else its request's id, queued for whichever worker is free.
+SHARE_SITEMAP = """
+if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+if ARGV[2] ~= '-' then
+  local budget = tonumber(ARGV[2])
+  if budget > 0 and tonumber(redis.call('GET', KEYS[2]) or 0) >= budget then return -1 end
+  redis.call('INCR', KEYS[2])
+end
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[3]) end
+local id = redis.call('INCR', KEYS[4])
+redis.call('HSET', KEYS[5], id, ARGV[4])
+redis.call('ZADD', KEYS[6], tonumber(ARGV[5]) * 4294967296 + (id % 4294967296), id)
+redis.call('INCR', KEYS[7])
+return id
+"""
+
+# KEYS: lease, read, sitemaps_open;  ARGV: id
+# A sitemap read: its lease becomes a read entry, kept until the worker's records are
+# handed over (result.py), so a worker killed before that has it read again (REAP).
+KEEP_READ = """
+local score = redis.call('HGET', KEYS[1], ARGV[1])
+if not score then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], score)
+redis.call('DECR', KEYS[3])
+return 1
+"""
+
+# KEYS: read, requests
+# The worker's records are in the job: its read sitemaps are done for good.
+HANDED_OVER = """
+local ids = redis.call('HKEYS', KEYS[1])
+for _, id in ipairs(ids) do redis.call('HDEL', KEYS[2], id) end
+redis.call('DEL', KEYS[1])
+return #ids
 """

@@ -291,12 +291,18 @@ class DiscoveryRun:
         robots = record.robots or {}
         crawl = record.crawl
         pages = crawl.fetched if crawl is not None else 0
-        if self.frontier is not None and not pages and not (crawl and crawl.requested):
+        if (
+            self.frontier is not None
+            and not pages
+            and not (crawl and crawl.requested)
+            and not fetched
+            and robots.get("status") is None
+        ):
             # a worker of a distributed job that requested nothing: the job's other
             # workers took every page (the job's result is theirs), not an unreachable site
             record.note(
-                f"this worker of job {self._job()} fetched no page: the job's other "
-                "workers took them all"
+                f"this worker of job {self._job()} fetched no page and read no sitemap: "
+                "the job's other workers took them all"
             )
         elif not fetched and (robots.get("status") is None) and not pages:
             refusals = [r.get("reason") for r in crawl.refusals.items] if crawl else []

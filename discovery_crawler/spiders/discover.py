@@ -167,9 +167,11 @@ class DiscoverSpider(RunEntry, SitemapSpider):
         if self.mode == "union":
             yield links.seed_request(links.seed_for(start))
         site = run.record.site_origin
-        yield walk.robots_request(
+        request = walk.robots_request(
             start if self.options.input_kind == "robots" else f"{site}/robots.txt"
         )
+        if request is not None:  # (None: handed to a distributed job)
+            yield request
 
     def spider_idle(self) -> None:
         """``auto``: when the sitemap walk is over and listed no page of the site, crawl

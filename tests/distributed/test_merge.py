@@ -8,7 +8,12 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from discovery_crawler.distributed.merge import citation_fields, citation_order, merge_records
+from discovery_crawler.distributed.merge import (
+    allocate_slugs,
+    citation_fields,
+    citation_order,
+    merge_records,
+)
 from discovery_crawler.urls.normalize import twin_key
 
 SITE = "https://example.com"
@@ -77,3 +82,48 @@ def test_the_order_records_arrive_in_does_not_matter(rows):
     for out in merged:
         same = [r for r in records if r["url"] == out["url"]]
         assert (out["depth"], out["found_on"]) == min((r["depth"], r["found_on"]) for r in same)
+
+
+# -- sitemap records: one run's reading order (walk.reading_place) --------------------------
+EN, JA = SITE + "/en/sitemap.xml", SITE + "/ja/sitemap.xml"
+PLACES = {EN: "01000000000000", JA: "01000000000001"}  # the index lists en, then ja
+
+
+def listed(path: str, sitemap: str, source: str = "sitemap", **more) -> dict:
+    return {"url": SITE + path, "source": source, "sitemap": sitemap, "sources": [sitemap], **more}
+
+
+def test_a_loc_listing_beats_an_alternate_read_before_it():
+    """en (read first) names /x as an hreflang alternate, ja lists it as a <loc>: the
+    record is ja's listing, its sources ja's first then en, at the place /x first entered
+    (as one run upgrades the alternate's record in place)."""
+    lines = [
+        line(listed("/a", EN, slug="a")),
+        line(listed("/x", EN, source="alternate", lastmod=None)),
+        line(listed("/b", JA, slug="b")),
+        line(listed("/x", JA, lastmod="2024-01-01")),
+    ]
+    merged = merge_records(lines, {}, PLACES)
+    assert [r["url"] for r in merged] == [SITE + "/a", SITE + "/x", SITE + "/b"]
+    x = merged[1]
+    assert (x["source"], x["sitemap"], x["lastmod"]) == ("sitemap", JA, "2024-01-01")
+    assert x["sources"] == [JA, EN]
+
+
+def test_the_first_listing_in_reading_order_wins_whichever_worker_sent_it():
+    ja_first = [line(listed("/y", JA, priority=0.1)), line(listed("/y", EN, priority=0.9))]
+    (y,) = merge_records(ja_first, {}, PLACES)
+    assert (y["sitemap"], y["priority"], y["sources"]) == (EN, 0.9, [EN, JA])
+
+
+def test_the_jobs_slugs_follow_the_reading_order():
+    """/a-b/ (en) and /A-B (ja) share the base slug 'a-b'; each worker, reading one of
+    them, gave its own 'a-b'. The job's: the first entered keeps it, the next is
+    numbered, as one run allocates."""
+    lines = [line(listed("/A-B", JA, slug="a-b")), line(listed("/a-b/", EN, slug="a-b"))]
+    merged = merge_records(lines, {}, PLACES)
+    allocate_slugs(merged)
+    assert [(r["url"], r["slug"]) for r in merged] == [
+        (SITE + "/a-b/", "a-b"),
+        (SITE + "/A-B", "a-b-2"),
+    ]
