@@ -31,7 +31,7 @@ from discovery_crawler.arguments import input_failure
 from discovery_crawler.crawling.passage import ItemPassage
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.ssrf import SSRFBlocked
-from discovery_crawler.output.state_sitemaps import Section, part_entries
+from discovery_crawler.output.state_sitemaps import Section, SectionsError, part_entries
 from discovery_crawler.refusals import (
     classify_failure,
     classify_oversize,
@@ -487,12 +487,26 @@ class SitemapWalk:
         self.crawler.stats.inc_value("discovery/urls/carried_over", section.urls)
         self._expect(section.urls)
         base = section.document or section.sitemap
-        for line in reader.iter_parts(section):
+        try:
+            for line in reader.iter_parts(section):
+                entries = part_entries(line)  # parsed before it is copied: a damaged
+                if kept is not None:  # part must not live on in the next sections file
+                    out.carry_part(kept, line)
+                if entries:
+                    yield UrlBatch("sitemap", base, entries)
+        except (SectionsError, ValueError, TypeError) as exc:
+            # A damaged sections file: this sitemap was not read (its URLs not re-confirmed,
+            # removals not judged), the next run reads it in full; the others carry on.
             if kept is not None:
-                out.carry_part(kept, line)
-            entries = part_entries(line)
-            if entries:
-                yield UrlBatch("sitemap", base, entries)
+                out.carry_abandon(kept)
+            attempt.ok = False
+            attempt.error = (
+                f"its entries in {reader.path.name} are damaged ({exc}): a failed read, "
+                "not 'unchanged' (the next run reads it in full)"
+            )
+            self.crawler.stats.inc_value("discovery/sitemaps/carry_failed")
+            logger.error("sitemap %s not carried over: %s", attempt.url, attempt.error)
+            return
         if section.children:
             locs = [child[0] for child in section.children]
             lastmods = [child[1] or "" for child in section.children]
