@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import subprocess
 
 import pytest
 
 from discovery_crawler.output.kill_points import KILL_ENV
 from discovery_crawler.output.state import CHANGES_NAME, STATE_NAME, iter_entries
-from tests.conftest import run_discover
+from discovery_crawler.site_server import unpack_site
+from tests.conftest import realdata, run_discover
 from tests.e2e.test_write_faults import small_disk as small_disk_fixture  # noqa: F401
 from tests.rerun_site import INDEX, RerunSite
 
@@ -437,3 +439,71 @@ def test_a_kill_at_the_write_without_a_job_loses_no_report(site, tmp_path, point
     last = ok(crawl(site, tmp_path, "-a", "mode=sitemap", name="last.jsonl"))
     assert counts(last) == (0, 0, 0) and comparable(last) == comparable(nxt)
     assert conditional(site) == {INDEX: (304, {"If-None-Match", "If-Modified-Since"})}
+
+
+# -- a real site ------------------------------------------------------------------------------
+def _real_site(serve, tmp_path):
+    root = unpack_site(realdata("sites", "360muslimexperts", "site.tar.xz"), tmp_path / "site")
+    return root, serve(root, rewrite=["https://360muslimexperts.com"], validators=True)
+
+
+def _edit_post_sitemap(root) -> tuple[list[str], str]:
+    """Drop the 2nd and 3rd ``<url>`` of post-sitemap.xml, change the 4th's lastmod, bump
+    its index lastmod: what was dropped, and the changed location."""
+    path = root / "post-sitemap.xml"
+    text = path.read_text()
+    blocks = re.findall(r"\t<url>.*?</url>\n", text, flags=re.S)
+    dropped = [re.search(r"<loc>(.*?)</loc>", b).group(1) for b in blocks[1:3]]
+    changed = re.search(r"<loc>(.*?)</loc>", blocks[3]).group(1)
+    edited = re.sub(r"<lastmod>[^<]*</lastmod>", "<lastmod>2026-11-30T00:00:00+00:00</lastmod>",
+                    blocks[3])  # fmt: skip
+    text = text.replace(blocks[1], "").replace(blocks[2], "").replace(blocks[3], edited)
+    path.write_text(text)
+    index = root / "sitemap_index.xml"
+    index.write_text(
+        index.read_text().replace(
+            "<loc>./post-sitemap.xml</loc>\n\t\t<lastmod>2025-08-07T15:48:05+00:00",
+            "<loc>./post-sitemap.xml</loc>\n\t\t<lastmod>2026-11-30T00:00:00+00:00",
+        )
+    )
+    return dropped, changed
+
+
+def _asked_sitemaps(server) -> list[tuple[str, int]]:
+    return sorted((p, s) for _, p, s in server.requests if p.endswith(".xml") and s != 404)
+
+
+@pytest.mark.parametrize("mode", ["sitemap", "union"])
+def test_a_real_site_with_one_child_changed(serve, tmp_path, mode):
+    """360muslimexperts (Yoast: an index of 10 children, relative locations): the post
+    sitemap loses two URLs and changes one lastmod. The re-run downloads the index and
+    that child only, writes every record as a fresh run of the edited site does, and
+    reports exactly the difference between the first inventory and that one."""
+    root, server = _real_site(serve, tmp_path)
+    args = ("-a", f"mode={mode}")
+    first = ok(run_discover(server.url("/"), tmp_path, *args, out=tmp_path / "out"))
+    _dropped, changed = _edit_post_sitemap(root)
+    server.requests.clear()
+    again = ok(run_discover(server.url("/"), tmp_path, *args, out=tmp_path / "out", feed="b.jsonl"))
+    assert _asked_sitemaps(server) == [
+        ("/post-sitemap.xml", 200),
+        ("/sitemap.xml", 304),  # (the conventional address: a copy of the index)
+        ("/sitemap_index.xml", 200),
+    ]
+    fresh = ok(
+        run_discover(server.url("/"), tmp_path, *args, out=tmp_path / "fresh", feed="f.jsonl")
+    )
+    assert comparable(again) == comparable(fresh)
+    # exactly what differs between the first run's inventory and the edited site's
+    before, after = comparable(first), comparable(fresh)
+    changes = again.run["changes"]
+    assert sorted(changes["removed"]["items"]) == sorted(before.keys() - after.keys())
+    assert changes["new"]["count"] == len(after.keys() - before.keys()) == 0
+    assert sorted(c["url"] for c in changes["changed"]["items"]) == sorted(
+        u
+        for u in before.keys() & after.keys()
+        if after[u]["lastmod"] and before[u]["lastmod"] != after[u]["lastmod"]
+    )  # (a page no longer listed has no lastmod any more: that is not "changed")
+    if mode == "sitemap":  # (union: the dropped pages are still linked: not removed)
+        assert changes["removed"]["count"] >= 1
+    assert any(c["url"].endswith(changed.removeprefix(".")) for c in changes["changed"]["items"])
