@@ -18,7 +18,8 @@ request sees it.
 - ``none``: neither.
 
 ``status`` maps a path to a status it always answers (404, 500, 304 …); ``stall`` maps a
-path to seconds to wait before answering (a timeout). Every request is recorded as
+path to seconds to wait before answering (a timeout); ``moved`` maps a path to the one
+it redirects to (301), whose document is served there as well. Every request is recorded as
 ``(path, status, {conditional headers})``.
 """
 
@@ -60,6 +61,7 @@ class RerunSite:
         self.robots = "User-agent: *\nAllow: /\n"
         self.status: dict[str, int] = {}
         self.stall: dict[str, float] = {}
+        self.moved: dict[str, str] = {}  # path -> the path it answers 301 to
         self.requests: list[tuple[str, int, dict[str, str]]] = []
         self._answers = 0
         self._lock = threading.Lock()
@@ -117,8 +119,9 @@ class RerunSite:
             return self.robots + f"Sitemap: {self.url(INDEX)}\n", "text/plain"
         if path == INDEX:
             return self._index(), "application/xml"
-        if path.startswith("/s/") and path.endswith(".xml") and path[3:-4] in self.children:
-            return self._urlset(path[3:-4]), "application/xml"
+        name = path[3:-4].removesuffix("-moved")
+        if path.startswith("/s/") and path.endswith(".xml") and name in self.children:
+            return self._urlset(name), "application/xml"
         page = self._page(path)
         return (page, "text/html; charset=utf-8") if page is not None else None
 
@@ -175,8 +178,10 @@ class RerunSite:
                 if path in site.stall:
                     time.sleep(site.stall[path])
                 forced = site.status.get(path)
-                found = site.document(path)
-                if forced is not None:
+                found = site.document(site.moved.get(path, path))
+                if path in site.moved:
+                    self._send(path, asked, 301, b"moved", {"Location": site.moved[path]})
+                elif forced is not None:
                     self._send(path, asked, forced, b"" if forced == 304 else b"fault", {})
                 elif found is None:
                     self._send(path, asked, 404, b"not found", {})

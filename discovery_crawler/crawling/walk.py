@@ -691,8 +691,11 @@ class SitemapWalk:
 
     def _parsable(self, response: Response, attempt: SitemapAttempt) -> bool:
         attempt.status = response.status
-        if response.status >= 400 or response.status < 200:
+        if response.status >= 300 or response.status < 200:
             attempt.error = f"HTTP {response.status}"
+            if response.status < 400:  # (its body is not the sitemap: never parsed)
+                where = response.headers.get(b"Location", b"").decode("latin-1")
+                attempt.error += f" to {where or '(no Location)'}: the redirect is not followed"
             attempt.failure_class = answer_failure_class(response)
             if attempt.failure_class is not None:
                 self._not_read(attempt)

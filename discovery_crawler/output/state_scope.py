@@ -215,4 +215,5 @@ def listed_sitemap_unread(source: str, status: int | None, error: str | None) ->
         return False
     # (a 304 the walk could not take for "unchanged", to a request without validators
     # or for a sitemap the state does not hold: nothing was read)
-    return status is None or status >= 400 or status == 304 or error.startswith("refused")
+    # A 3xx: the walk does not follow a sitemap's redirect, so its URLs were not read.
+    return status is None or status >= 300 or error.startswith("refused")

@@ -11,14 +11,18 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import shutil
+import signal
 import subprocess
+import sys
+import time
 
 import pytest
 
 from discovery_crawler.output.kill_points import KILL_ENV
 from discovery_crawler.output.state import CHANGES_NAME, STATE_NAME, iter_entries
 from discovery_crawler.site_server import unpack_site
-from tests.conftest import realdata, run_discover
+from tests.conftest import ROOT, realdata, run_discover
 from tests.e2e.test_write_faults import small_disk as small_disk_fixture  # noqa: F401
 from tests.rerun_site import INDEX, RerunSite
 
@@ -507,3 +511,136 @@ def test_a_real_site_with_one_child_changed(serve, tmp_path, mode):
     if mode == "sitemap":  # (union: the dropped pages are still linked: not removed)
         assert changes["removed"]["count"] >= 1
     assert any(c["url"].endswith(changed.removeprefix(".")) for c in changes["changed"]["items"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the walk never follows a sitemap's redirect: its requests carry "
+    "handle_httpstatus_all, which switches Scrapy's RedirectMiddleware off (crawling/walk.py "
+    "_sitemap_request); the 301's body is parsed ('no <loc> entries (parsed as text)')",
+)
+def test_a_child_that_redirects_is_read_and_asked_conditionally_at_its_new_address(site, tmp_path):
+    """/s/b.xml answers 301 to /s/b-moved.xml (as after an http→https or a CMS move), its
+    index lastmod off: a first run reads it there; the re-run follows the redirect with
+    the validators and the 304 there carries its URLs over; nothing new or removed."""
+    site.index_lastmod["b"] = None
+    site.moved["/s/b.xml"] = "/s/b-moved.xml"
+    first = ok(crawl(site, tmp_path, "-a", "mode=sitemap"))
+    assert set(site.urls("b")) <= set(first.urls)
+    site.clear()
+    again = ok(crawl(site, tmp_path, "-a", "mode=sitemap", name="again.jsonl"))
+    asked = {p: (s, set(h)) for p, s, h in site.sitemap_requests()}
+    assert asked["/s/b-moved.xml"] == (304, {"If-None-Match", "If-Modified-Since"})
+    assert counts(again) == (0, 0, 0) and again.run["changes"]["removals_judged"] is True
+    assert comparable(again) == comparable(first)
+
+
+def test_a_child_that_starts_redirecting_removes_nothing(site, tmp_path):
+    """A child read by the last run now answers 301 (the walk does not follow it): its
+    URLs were not read, so they are unconfirmed, not "removed" with "every source was
+    read" (before: all 10 judged removed)."""
+    ok(crawl(site, tmp_path, "-a", "mode=sitemap"))
+    site.moved["/s/b.xml"] = "/s/b-moved.xml"
+    site.index_lastmod["b"] = "2026-03-01"
+    again = ok(crawl(site, tmp_path, "-a", "mode=sitemap", name="again.jsonl"), (0, 7))
+    changes = again.run["changes"]
+    assert changes["removed"]["count"] == 0, changes["removed"]["items"]
+    assert changes["removals_judged"] is False
+    assert sorted(changes["unconfirmed"]["items"]) == sorted(site.urls("b"))
+    why = changes["removals_not_judged_because"]
+    assert "/s/b.xml not read (HTTP 301 to /s/b-moved.xml: the redirect is not followed" in why
+
+
+@pytest.mark.parametrize("point", ["changes_write", "state_rename"])
+def test_a_job_killed_at_the_write_resumes_and_the_run_after_it_carries_over(site, tmp_path, point):
+    """JOBDIR: killed at the write, resumed (the real changes reported), then a plain
+    re-run: nothing changed, the index answers 304, the sections file is whole."""
+    jobdir = {"JOBDIR": str(tmp_path / "job")}
+    first = ok(crawl(site, tmp_path, "-a", "mode=sitemap"))
+    del site.children["c"]["/c/2/"]
+    site.index_lastmod["c"] = "2026-03-01"
+    killed = crawl(site, tmp_path, "-a", "mode=sitemap", settings=jobdir, env={KILL_ENV: point})
+    assert killed.returncode == -9
+    resumed = ok(crawl(site, tmp_path, "-a", "mode=sitemap", settings=jobdir, name="r.jsonl"))
+    assert resumed.run["changes"]["removed"]["items"] == [site.url("/c/2/")]
+    site.clear()
+    after = ok(crawl(site, tmp_path, "-a", "mode=sitemap", name="after.jsonl"))
+    assert counts(after) == (0, 0, 0) and after.run["changes"]["removals_judged"] is True
+    assert conditional(site) == {INDEX: (304, {"If-None-Match", "If-Modified-Since"})}
+    assert set(after.urls) == set(first.urls) - {site.url("/c/2/")}
+    assert len(list((tmp_path / "out").glob("state.sitemaps.*.jsonl"))) == 1
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ("sitemaps_not_a_string", lambda h: {**h, "sitemaps": 5}),
+        ("sitemaps_outside", lambda h: {**h, "sitemaps": "/etc/hostname"}),
+        ("run_not_a_number", lambda h: {**h, "run": "two"}),
+        ("scope_of_another_shape", lambda h: {**h, "scope": ["sitemap"]}),
+    ],
+    ids=lambda e: e[0],
+)
+def test_a_hand_edited_state_header_is_said_in_one_line_never_a_traceback(site, tmp_path, edit):
+    out = tmp_path / "out"
+    ok(crawl(site, tmp_path, "-a", "mode=sitemap"))
+    text = (out / STATE_NAME).read_text()
+    head, rest = text.split("\n", 1)
+    header = json.loads(head.removesuffix(', "entries": [') + "}")
+    head = json.dumps(edit[1](header))[:-1] + ', "entries": ['
+    (out / STATE_NAME).write_text(head + "\n" + rest)
+    again = crawl(site, tmp_path, "-a", "mode=sitemap", name="again.jsonl")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "Traceback" not in again.stderr, again.stderr[-3000:]
+    assert again.run["changes"]["removed"]["count"] == 0
+
+
+def test_sigkill_at_any_moment_of_a_rerun_loses_no_report(tmp_path):
+    """A re-run (4 × 1,500 URLs, one child changed: +1, −1) killed with SIGKILL at several
+    moments — starting, walking, carrying over, writing. After each kill: either the
+    killed run's state stands with its changes.json written, or the old state stands and
+    the next run reports the real +1 −1; never a third thing, and that next run's
+    inventory is what a fresh run of the site writes."""
+    with RerunSite(children=4, per_child=1500) as site:
+        out = tmp_path / "out"
+        ok(crawl(site, tmp_path, "-a", "mode=sitemap"))
+        b = site.children["b"]
+        del b["/b/8/"]
+        b["/b/late/"] = "2026-01-01"
+        site.index_lastmod["b"] = "2026-03-01"
+        fresh = ok(
+            crawl(site, tmp_path, "-a", "mode=sitemap", out=tmp_path / "fresh", name="f.jsonl")
+        )
+        cmd = [
+            sys.executable, "-m", "scrapy", "crawl", "discover", "-a", f"url={site.url('/')}",
+            "-a", "mode=sitemap", "-a", f"out={out}", "-s", "HOST_INTERVAL=0",
+            "-s", "PROGRESS_INTERVAL=0",
+        ]  # fmt: skip
+        saved = tmp_path / "saved"
+        shutil.copytree(out, saved)
+        for delay in (1.0, 2.0, 3.0):
+            shutil.rmtree(out)
+            shutil.copytree(saved, out)
+            proc = subprocess.Popen(
+                cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            time.sleep(delay)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            state_run = next(iter_entries(out / STATE_NAME))["run"]
+            nxt = ok(crawl(site, tmp_path, "-a", "mode=sitemap", name="n.jsonl"))
+            if state_run == 2:  # the kill came after the rename: the report is written
+                written = json.loads((out / CHANGES_NAME).read_text())
+                assert (written["new"]["items"], written["removed"]["items"]) == (
+                    [site.url("/b/late/")],
+                    [site.url("/b/8/")],
+                ), delay
+                assert counts(nxt) == (0, 0, 0), delay
+            else:
+                assert state_run == 1, delay
+                changes = nxt.run["changes"]
+                assert changes["new"]["items"] == [site.url("/b/late/")], delay
+                assert changes["removed"]["items"] == [site.url("/b/8/")], delay
+            assert comparable(nxt) == comparable(fresh), delay
+            assert len(list(out.glob("state.sitemaps.*.jsonl"))) == 1, delay
+            assert not list(out.glob(".state.json.*")), delay
