@@ -391,6 +391,7 @@ class SitemapWalk:
             return None
         if self._url_limit_reached():
             record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "urls"})
+            self._url_cap_cut()
             return None
         site = record.site_origin
         if self.same_origin and source in ("index", "robots") and not self._on_input_origin(url):
@@ -705,8 +706,16 @@ class SitemapWalk:
             self.record.skipped_sitemaps.append(
                 {"url": attempt.url, "parent": attempt.parent, "reason": "urls"}
             )
+            self._url_cap_cut()
             return False
         return True
+
+    def _url_cap_cut(self) -> None:
+        """A sitemap left unread because SITEMAP_MAX_URLS was reached: the cap bound, even
+        when it was reached right at a document's end (no URL over it to say so), or the
+        run would pass for complete and judge the URLs of the unread ones removed."""
+        record = self.record
+        record.limit_bound("SITEMAP_MAX_URLS", value=self.max_urls, kept=record.counts["unique"])
 
     def _use_worker(self, response: Response) -> bool:
         """Big documents parse in the sitemap worker (``sitemaps/worker.py``), started on

@@ -644,3 +644,17 @@ def test_sigkill_at_any_moment_of_a_rerun_loses_no_report(tmp_path):
             assert comparable(nxt) == comparable(fresh), delay
             assert len(list(out.glob("state.sitemaps.*.jsonl"))) == 1, delay
             assert not list(out.glob(".state.json.*")), delay
+
+
+@pytest.mark.parametrize("cap", [9, 10, 11])
+def test_a_url_cap_reached_at_a_documents_end_binds(site, tmp_path, cap):
+    """SITEMAP_MAX_URLS reached exactly when a document ends (child a: 8 pages + 2
+    alternates = 10): the children not asked were cut by it. Before, cap 10 ran
+    "completed" (exit 0) and called the 22 other URLs removed, "every source was read"."""
+    ok(crawl(site, tmp_path, "-a", "mode=sitemap"))
+    settings = {"SITEMAP_MAX_URLS": cap, "SITEMAP_CONDITIONAL_REQUESTS": False}
+    capped = ok(crawl(site, tmp_path, "-a", "mode=sitemap", settings=settings), (5,))
+    changes = capped.run["changes"]
+    assert changes["removed"]["count"] == 0 and changes["removals_judged"] is False
+    assert "removals not judged (limit bound: SITEMAP_MAX_URLS)" in capped.stderr
+    assert len(capped.records) == cap
