@@ -658,3 +658,27 @@ def test_a_url_cap_reached_at_a_documents_end_binds(site, tmp_path, cap):
     assert changes["removed"]["count"] == 0 and changes["removals_judged"] is False
     assert "removals not judged (limit bound: SITEMAP_MAX_URLS)" in capped.stderr
     assert len(capped.records) == cap
+
+
+@pytest.mark.parametrize("second", ["changes_write", "state_rename"])
+def test_a_job_killed_at_the_write_twice_still_reports_the_real_changes(site, tmp_path, second):
+    """JOBDIR: killed right after the rename, then its resume killed at the write too;
+    the next resume still reports the real change (judged against the run before)."""
+    jobdir = {"JOBDIR": str(tmp_path / "job")}
+    ok(crawl(site, tmp_path, "-a", "mode=sitemap"))
+    del site.children["c"]["/c/2/"]
+    site.children["c"]["/c/late/"] = "2026-01-01"
+    site.index_lastmod["c"] = "2026-03-01"
+    args = ("-a", "mode=sitemap")
+    first_kill = crawl(site, tmp_path, *args, settings=jobdir, env={KILL_ENV: "state_rename"})
+    assert first_kill.returncode == -9
+    second_kill = crawl(site, tmp_path, *args, settings=jobdir, env={KILL_ENV: second})
+    assert second_kill.returncode == -9
+    resumed = ok(crawl(site, tmp_path, *args, settings=jobdir, name="r.jsonl"))
+    changes = resumed.run["changes"]
+    assert (changes["new"]["items"], changes["removed"]["items"]) == (
+        [site.url("/c/late/")],
+        [site.url("/c/2/")],
+    )
+    assert changes["run"] == 2
+    assert json.loads((tmp_path / "out" / CHANGES_NAME).read_text()) == changes
