@@ -517,7 +517,7 @@ def test_a_real_site_with_one_child_changed(serve, tmp_path, mode):
     strict=True,
     reason="the walk never follows a sitemap's redirect: its requests carry "
     "handle_httpstatus_all, which switches Scrapy's RedirectMiddleware off (crawling/walk.py "
-    "_sitemap_request); the 301's body is parsed ('no <loc> entries (parsed as text)')",
+    "_sitemap_request); the attempt says 'HTTP 301 to …: the redirect is not followed'",
 )
 def test_a_child_that_redirects_is_read_and_asked_conditionally_at_its_new_address(site, tmp_path):
     """/s/b.xml answers 301 to /s/b-moved.xml (as after an http→https or a CMS move), its
