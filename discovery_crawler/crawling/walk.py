@@ -31,7 +31,7 @@ from discovery_crawler.arguments import input_failure
 from discovery_crawler.crawling.passage import ItemPassage
 from discovery_crawler.items import UrlBatch
 from discovery_crawler.middlewares.ssrf import SSRFBlocked
-from discovery_crawler.output.state_sitemaps import Section, part_entries
+from discovery_crawler.output.state_sitemaps import Section, SectionsError, part_entries
 from discovery_crawler.refusals import (
     classify_failure,
     classify_oversize,
@@ -437,6 +437,7 @@ class SitemapWalk:
             return None
         if self._url_limit_reached():
             record.skipped_sitemaps.append({"url": url, "parent": parent, "reason": "urls"})
+            self._url_cap_cut()
             return None
         site = record.site_origin
         if self.same_origin and source in ("index", "robots") and not self._on_input_origin(url):
@@ -602,12 +603,26 @@ class SitemapWalk:
         self.crawler.stats.inc_value("discovery/urls/carried_over", section.urls)
         self._expect(section.urls)
         base = section.document or section.sitemap
-        for line in reader.iter_parts(section):
+        try:
+            for line in reader.iter_parts(section):
+                entries = part_entries(line)  # parsed before it is copied: a damaged
+                if kept is not None:  # part must not live on in the next sections file
+                    out.carry_part(kept, line)
+                if entries:
+                    yield UrlBatch("sitemap", base, entries)
+        except (SectionsError, ValueError, TypeError) as exc:
+            # A damaged sections file: this sitemap was not read (its URLs not re-confirmed,
+            # removals not judged), the next run reads it in full; the others carry on.
             if kept is not None:
-                out.carry_part(kept, line)
-            entries = part_entries(line)
-            if entries:
-                yield UrlBatch("sitemap", base, entries)
+                out.carry_abandon(kept)
+            attempt.ok = False
+            attempt.error = (
+                f"its entries in {reader.path.name} are damaged ({exc}): a failed read, "
+                "not 'unchanged' (the next run reads it in full)"
+            )
+            self.crawler.stats.inc_value("discovery/sitemaps/carry_failed")
+            logger.error("sitemap %s not carried over: %s", attempt.url, attempt.error)
+            return
         if section.children:
             locs = [child[0] for child in section.children]
             lastmods = [child[1] or "" for child in section.children]
@@ -798,8 +813,11 @@ class SitemapWalk:
 
     def _parsable(self, response: Response, attempt: SitemapAttempt) -> bool:
         attempt.status = response.status
-        if response.status >= 400 or response.status < 200:
+        if response.status >= 300 or response.status < 200:
             attempt.error = f"HTTP {response.status}"
+            if response.status < 400:  # (its body is not the sitemap: never parsed)
+                where = response.headers.get(b"Location", b"").decode("latin-1")
+                attempt.error += f" to {where or '(no Location)'}: the redirect is not followed"
             attempt.failure_class = answer_failure_class(response)
             if attempt.failure_class is not None:
                 self._not_read(attempt)
@@ -809,8 +827,16 @@ class SitemapWalk:
             self.record.skipped_sitemaps.append(
                 {"url": attempt.url, "parent": attempt.parent, "reason": "urls"}
             )
+            self._url_cap_cut()
             return False
         return True
+
+    def _url_cap_cut(self) -> None:
+        """A sitemap left unread because SITEMAP_MAX_URLS was reached: the cap bound, even
+        when it was reached right at a document's end (no URL over it to say so), or the
+        run would pass for complete and judge the URLs of the unread ones removed."""
+        record = self.record
+        record.limit_bound("SITEMAP_MAX_URLS", value=self.max_urls, kept=record.counts["unique"])
 
     def _use_worker(self, response: Response) -> bool:
         """Big documents parse in the sitemap worker (``sitemaps/worker.py``), started on

@@ -156,10 +156,18 @@ def _path_change(recorded: RunScope, current: Paths) -> str:
 
 def judge(recorded: RunScope | None, current: RunScope, site: str) -> Judgement:
     """How far a run of scope ``current`` on ``site`` may judge URLs found under
-    ``recorded`` (None: the state recorded no scope — judged as before scopes were kept)."""
+    ``recorded`` (None: the state recorded no scope, format 1 — judged as before scopes
+    were kept, but only by a run that looked both ways: a format-1 ``union`` state's
+    links-only pages are not "removed" by a sitemap-only re-run that never looked)."""
     pair = current.path_pair
     policy = FilterPolicy(site, *pair)
     if recorded is None:
+        if not set(SOURCES) <= current.sources:
+            why = (
+                "the previous state recorded no scope (format 1): only a run that reads "
+                "both sitemaps and links judges its URLs"
+            )
+            return Judgement(NONE, (why,), policy)
         return Judgement(IN_SCOPE if pair != _ANY else ALL, (), policy)
     reasons = []
     level = ALL
@@ -207,4 +215,5 @@ def listed_sitemap_unread(source: str, status: int | None, error: str | None) ->
         return False
     # (a 304 the walk could not take for "unchanged", to a request without validators
     # or for a sitemap the state does not hold: nothing was read)
-    return status is None or status >= 400 or status == 304 or error.startswith("refused")
+    # A 3xx: the walk does not follow a sitemap's redirect, so its URLs were not read.
+    return status is None or status >= 300 or error.startswith("refused")

@@ -288,6 +288,12 @@ class SectionsWriter:
         self.done[section.sitemap] = section
         return section
 
+    def carry_abandon(self, section: Section) -> None:
+        """A carried section whose parts could not be read back: not named in this run's
+        file (its parts copied so far stay unnamed), so the next run reads it in full."""
+        if self.done.get(section.sitemap) is section:
+            del self.done[section.sitemap]
+
     def carry_part(self, section: Section, line: bytes) -> None:
         self._write(section, line)
 

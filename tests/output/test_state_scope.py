@@ -80,6 +80,18 @@ def test_a_state_without_a_scope_is_judged_as_before():
     assert not judge(None, run_scope(include=("/blog",)), SITE).judges(f"{SITE}/shop/")
 
 
+def test_a_state_without_a_scope_is_judged_only_by_a_run_that_looked_both_ways():
+    """Format 1 recorded no scope: its URLs may be links-only pages of a union run, which
+    a run reading only sitemaps (or only links) never looked for."""
+    for sources in (("sitemap",), ("link",)):
+        judgement = judge(None, run_scope("sitemap", sources), SITE)
+        assert judgement.level == NONE and not judgement.judges(f"{SITE}/l/0/")
+        assert judgement.reasons == (
+            "the previous state recorded no scope (format 1): only a run that reads both "
+            "sitemaps and links judges its URLs",
+        )
+
+
 @given(scopes, scopes)
 def test_all_only_when_current_covers_recorded(recorded, current):
     judgement = judge(recorded, current, SITE)

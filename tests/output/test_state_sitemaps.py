@@ -90,6 +90,27 @@ def test_a_carried_section_is_copied_whole(tmp_path):
     assert [e for line in again.iter_parts(section) for e in part_entries(line)] == batch * 2
 
 
+def test_a_carried_section_abandoned_is_not_named_in_the_next_file(tmp_path):
+    """Its parts could not be read back (damaged in place): the next file does not name
+    it, so the run after reads that sitemap in full; the other sections stand."""
+    first = tmp_path / "one"
+    batch = [("https://e.com/a", "2026-01-01", "", "0.5", None)]
+    write(first, [('"x"', None, "2026-01-01", [batch], []), ('"y"', None, None, [batch], [])])
+    previous = SectionsReader.load(first / sections_name(2), 2)
+    writer = SectionsWriter(tmp_path / "two")
+    for url in ("https://e.com/s0.xml", "https://e.com/s1.xml"):
+        old = previous.get(url)
+        kept = writer.carry_begin(old, None)
+        for line in previous.iter_parts(old):
+            writer.carry_part(kept, line)
+        if url.endswith("s0.xml"):
+            writer.carry_abandon(kept)
+    writer.finish(3)
+    again = SectionsReader.load(tmp_path / "two" / sections_name(3), 3)
+    assert again.get("https://e.com/s0.xml") is None
+    assert again.get("https://e.com/s1.xml").etag == '"y"'
+
+
 @pytest.mark.parametrize(
     "damage",
     [
