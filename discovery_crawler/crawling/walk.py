@@ -72,6 +72,12 @@ logger = logging.getLogger(__name__)
 _NO_LOCATION = "entry without a location"
 _ROBOTS_PRIORITY = 1000
 _SITEMAP_PRIORITY = 100
+# Every status reaches the walk's callback but the redirects, which Scrapy's
+# RedirectMiddleware follows (REDIRECT_MAX_TIMES; the SSRF guard sees each hop): a moved
+# sitemap (/sitemap.xml -> /sitemap_index.xml, http -> https) is read at its new address,
+# the validators sent along. (``handle_httpstatus_all`` would switch redirects off.)
+_REDIRECTS = frozenset((301, 302, 303, 307, 308))
+_ANSWERS_BUT_REDIRECTS = tuple(s for s in range(100, 600) if s not in _REDIRECTS)
 _NOT_MODIFIED = 304
 # Distributed mode (``distributed/scheduler.py``, ``share_sitemap``): a sitemap or robots.txt
 # request handed to the job carries its place in one run's reading order here, and is
@@ -478,7 +484,7 @@ class SitemapWalk:
         meta = {
             "attempt": attempt,
             "sitemap_place": place,
-            "handle_httpstatus_all": True,
+            "handle_httpstatus_list": _ANSWERS_BUT_REDIRECTS,
             # SPEC §4: a sitemap given as input is read without robots.txt; the rest
             # obey the site's robots policy (RobotsPolicyMiddleware).
             "dont_obey_robots": self.options.input_kind == "sitemap",
@@ -525,7 +531,7 @@ class SitemapWalk:
             meta={
                 "attempt": attempt,
                 JOB_SITEMAP: order,
-                "handle_httpstatus_all": True,
+                "handle_httpstatus_list": _ANSWERS_BUT_REDIRECTS,
                 "dont_obey_robots": self.options.input_kind == "sitemap",
                 "index_lastmod": index_lastmod,
             },
