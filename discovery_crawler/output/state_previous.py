@@ -117,6 +117,8 @@ class PreviousRun:
                 raise StateError(f"{path}: more entries than its last line counts")
             bases = bases_many(normalized_paths(urls))
             slots = keys.place_many(twin_keys(urls))
+            # once per URL of the previous run: kept plain (lastmod_hash inlined, a base
+            # slug's suffix left at the 0 the table starts with)
             for entry, base, slot in zip(chunk, bases, slots, strict=True):
                 _url, slug, first, _last, lastmod, status = entry
                 if status == "removed":
@@ -131,11 +133,14 @@ class PreviousRun:
                     raise StateError(f"{path}: first_seen {first} out of range")
                 if slot < 0:
                     raise StateError(f"{path}: {entry[0]} is listed twice")
-                vals[slot] = (lastmod_hash(lastmod) << 32) | (first << FLAGS) | flags
-                sfx = 0 if slug == base else suffix_of(slug, base)
-                sfxs[slot] = sfx
-                if sfx == ODD:
-                    exceptions[slot] = slug
+                if lastmod is not None:
+                    flags |= ((hash(lastmod) & 0xFFFFFFFF) or 1) << 32
+                vals[slot] = flags | (first << FLAGS)
+                if slug != base:
+                    sfx = suffix_of(slug, base)
+                    sfxs[slot] = sfx
+                    if sfx == ODD:
+                        exceptions[slot] = slug
         header["count"] = footer["count"]
         header["runs"] = footer.get("runs", [])
         header["counts"] = footer.get("counts", {})
