@@ -12,7 +12,9 @@ sitemaps are written) — it runs ``scrapy crawl discover -a profile=massive``:
    child downloaded, and the same inventory (every field but ``change``) as
 4. a first run of the changed tree into another folder.
 
-``--no-validators``: the server sends no ETag / Last-Modified (every re-run is a full walk).
+``--no-validators``: the server sends no ETag / Last-Modified (nothing answers 304; a child
+whose index ``<lastmod>`` is unchanged is still carried over, SITEMAP_TRUST_INDEX_LASTMOD).
+With ``--no-lastmod-trust`` as well, every re-run is a full walk.
 Prints wall s, CPU s, peak RSS (the process tree's), bytes and requests served per run.
 
     .venv/bin/python bench/bench_rerun.py --children 4 --per-child 10000   # quick
@@ -148,14 +150,16 @@ def digests(path: Path) -> list[bytes]:
     return out
 
 
-def one_run(server: SiteServer, work: Path, out: str, label: str, timeout: float) -> dict:
+def one_run(
+    server: SiteServer, work: Path, out: str, label: str, timeout: float, extra: tuple = ()
+) -> dict:
     server.requests.clear()
     server.bytes_sent = 0
     feed = work / f"{label}.jsonl"
     cmd = [
         str(PROJECT_SCRAPY), "crawl", "discover", "-a", f"url={server.url('/sitemap_index.xml')}",
         "-a", f"out={work / out}", "-a", "profile=massive", "-O", str(feed),
-        "-s", "TELNETCONSOLE_ENABLED=False", "-s", "LOG_LEVEL=INFO",
+        "-s", "TELNETCONSOLE_ENABLED=False", "-s", "LOG_LEVEL=INFO", *extra,
     ]  # fmt: skip
     code, wall, rss, timed_out, cpu = run_measured(cmd, PROJECT, work / f"{label}.log", timeout)
     changes = {}
@@ -200,12 +204,14 @@ def bench_tree(tree: str, args: argparse.Namespace, work: Path) -> dict:
     else:
         _in_child(_realistic, site, base, args.children, args.per_child, args.seed)
     server.start()
+    extra = ("-s", "SITEMAP_TRUST_INDEX_LASTMOD=False") if args.no_lastmod_trust else ()
+    t = args.timeout
     try:
-        runs = [one_run(server, work, f"{tree}-a", f"{tree}-first", args.timeout)]
-        runs.append(one_run(server, work, f"{tree}-a", f"{tree}-unchanged", args.timeout))
+        runs = [one_run(server, work, f"{tree}-a", f"{tree}-first", t, extra)]
+        runs.append(one_run(server, work, f"{tree}-a", f"{tree}-unchanged", t, extra))
         removed, added = _in_child(mutate, site, base, args.children)
-        runs.append(one_run(server, work, f"{tree}-a", f"{tree}-one-changed", args.timeout))
-        runs.append(one_run(server, work, f"{tree}-b", f"{tree}-fresh-changed", args.timeout))
+        runs.append(one_run(server, work, f"{tree}-a", f"{tree}-one-changed", t, extra))
+        runs.append(one_run(server, work, f"{tree}-b", f"{tree}-fresh-changed", t, extra))
     finally:
         server.stop()
     first, same, changed, fresh = runs
@@ -214,7 +220,7 @@ def bench_tree(tree: str, args: argparse.Namespace, work: Path) -> dict:
         "inventory_equals_fresh_run": digests(Path(changed["feed"]))
         == digests(Path(fresh["feed"])),
     }
-    if not args.no_validators:
+    if not args.no_validators or not args.no_lastmod_trust:
         child = f"/{child_name(1, args.children)}"
         checks["downloads_only_index_and_child"] = [
             p for p, s in changed["asked"] if s == 200
@@ -243,6 +249,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=float, default=1800)
     p.add_argument("--no-validators", action="store_true", help="a server without validators")
+    p.add_argument(
+        "--no-lastmod-trust",
+        action="store_true",
+        help="SITEMAP_TRUST_INDEX_LASTMOD=False: no child carried over on its index <lastmod>",
+    )
     p.add_argument("--json", type=Path)
     p.add_argument("--keep", action="store_true")
     args = p.parse_args(argv)

@@ -222,8 +222,11 @@ class SitemapWalk:
 
     # -- the first requests -------------------------------------------------------------
     def start_worker_early(self) -> None:
-        """``SITEMAP_WORKER_EARLY``: its start-up overlaps robots.txt and the first fetches."""
-        if self.worker_early and self.worker_min_bytes:
+        """``SITEMAP_WORKER_EARLY``: its start-up overlaps robots.txt and the first fetches.
+        Not on a re-run that asks conditionally: most sitemaps are carried over, none parsed
+        (an unchanged site's run would pay a process's start-up and memory for nothing); the
+        first document to parse starts it."""
+        if self.worker_early and self.worker_min_bytes and self._previous_sections() is None:
             self._start_worker()
 
     def input_request(self, url: str) -> Request | None:
@@ -578,12 +581,17 @@ class SitemapWalk:
         frontier.count_walk(pages=pages - told, answered=int(answered))
 
     # -- re-runs: the previous run's sitemap sections (output/state_sitemaps.py) ----------
+    def _previous_sections(self) -> Any:
+        """The previous run's sitemap sections this run asks with (None: a full walk)."""
+        state = self.run.state
+        if not self.conditional or state is None:
+            return None
+        return state.sections
+
     def _previous_section(self, url: str) -> Section | None:
         """What the last run that read ``url`` whole kept of it (None: ask it in full)."""
-        state = self.run.state
-        if not self.conditional or state is None or state.sections is None:
-            return None
-        return state.sections.get(url)
+        sections = self._previous_sections()
+        return sections.get(url) if sections is not None else None
 
     def _sections_out(self) -> Any:
         state = self.run.state

@@ -79,7 +79,6 @@ from discovery_crawler.output.state_previous import (
     REMOVED,
     SEEN,
     PreviousRun,
-    lastmod_hash,
 )
 from discovery_crawler.output.state_scope import ALL, IN_SCOPE, Judgement, RunScope, judge
 from discovery_crawler.output.state_sitemaps import (
@@ -383,33 +382,7 @@ class RunState:
         spooled_counts = self.spooled_counts
         fresh_recs, known_recs = table.sight(records)
         if known_recs:
-            urls = [rec["url"] for rec, _, _ in known_recs]
-            bases = bases_many(normalized_paths(urls))
-            slug_of = table.slug
-            for (rec, slot, val), base in zip(known_recs, bases, strict=True):
-                slug = slug_of(slot, base)
-                rec["slug"] = slug
-                if val & SEEN:  # listed twice in this run: one entry
-                    rec["change"] = "known"
-                    continue
-                lastmod = rec.get("lastmod")
-                first = (val >> FLAGS) & FIRST_MASK
-                if val & REFRESH:
-                    changes.refreshed += 1
-                if val & REMOVED:  # listed again after a removal: new to this run
-                    status = "new"
-                    changes.new.append(rec["url"])
-                elif lastmod is not None and lastmod_hash(lastmod) != val >> 32:
-                    status = "changed"
-                    changes.changed.append({"url": rec["url"], "lastmod": lastmod})
-                    self.seen_known += 1
-                else:
-                    status = "known"
-                    changes.known += 1
-                    self.seen_known += 1
-                rec["change"] = status
-                spooled_counts[status] += 1
-                lines.append(entry_line(rec["url"], slug, first, run, lastmod, status))
+            lines = self._known_lines(known_recs, run)
         if fresh_recs and not unique:
             fresh = self.new_seen.add_many(twin_keys([rec["url"] for rec in fresh_recs]))
             fresh_recs = [rec for rec, is_new in zip(fresh_recs, fresh, strict=True) if is_new]
@@ -426,6 +399,80 @@ class RunState:
         if self.refresh_all:
             changes.refreshed += sum(1 for known in known_recs if not known[2] & SEEN)
         self._spool_lines(lines)
+
+    def _known_lines(
+        self, known_recs: list[tuple[dict[str, Any], int, int]], run: int
+    ) -> list[str]:
+        """The records the previous run listed: their slug again, their status (new after
+        a removal, changed, known), their entries. The hot path of a re-run (every URL of
+        an unchanged site comes here), so one plain loop gathers the columns and the
+        entries are rendered by ``entry_lines`` (in C where built) per (first run, status)."""
+        changes = self.changes
+        table = self.table
+        assert table is not None
+        urls = [rec["url"] for rec, _, _ in known_recs]
+        bases = bases_many(normalized_paths(urls))
+        sfx = table.sfx
+        slug_of = table.slug
+        e_urls: list[str] = []
+        e_slugs: list[str] = []
+        e_firsts: list[int] = []
+        e_lastmods: list[Any] = []
+        e_statuses: list[str] = []
+        new_urls = changes.new
+        changed = changes.changed
+        known = refreshed = 0
+        for (rec, slot, val), base, url in zip(known_recs, bases, urls, strict=True):
+            slug = slug_of(slot, base) if sfx[slot] else base
+            rec["slug"] = slug
+            if val & SEEN:  # listed twice in this run: one entry
+                rec["change"] = "known"
+                continue
+            lastmod = rec.get("lastmod")
+            if val & REFRESH:
+                refreshed += 1
+            if val & REMOVED:  # listed again after a removal: new to this run
+                status = "new"
+                new_urls.append(url)
+            elif lastmod is not None and ((hash(lastmod) & 0xFFFFFFFF) or 1) != val >> 32:
+                status = "changed"  # (lastmod_hash, inlined: once per URL of a re-run)
+                changed.append({"url": url, "lastmod": lastmod})
+            else:
+                status = "known"
+                known += 1
+            rec["change"] = status
+            e_urls.append(url)
+            e_slugs.append(slug)
+            e_firsts.append((val >> FLAGS) & FIRST_MASK)
+            e_lastmods.append(lastmod)
+            e_statuses.append(status)
+        changes.known += known
+        changes.refreshed += refreshed
+        self.seen_known += known + sum(1 for status in e_statuses if status == "changed")
+        self.spooled_counts.update(e_statuses)
+        groups: dict[tuple[int, str], list[int]] = {}
+        for i, key in enumerate(zip(e_firsts, e_statuses, strict=True)):
+            group = groups.get(key)
+            if group is None:
+                groups[key] = [i]
+            else:
+                group.append(i)
+        if len(groups) == 1:  # the usual batch: one first run, one status
+            [(first, status)] = groups
+            return entry_lines(e_urls, e_slugs, first, run, e_lastmods, status)
+        lines: list[str] = [""] * len(e_urls)
+        for (first, status), where in groups.items():
+            rendered = entry_lines(
+                [e_urls[i] for i in where],
+                [e_slugs[i] for i in where],
+                first,
+                run,
+                [e_lastmods[i] for i in where],
+                status,
+            )
+            for i, line in zip(where, rendered, strict=True):
+                lines[i] = line
+        return lines
 
     # -- resuming -------------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:

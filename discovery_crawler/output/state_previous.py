@@ -18,10 +18,16 @@ two ``lastmod`` values sharing a 32-bit hash would hide one change (2⁻³² per
 
 from __future__ import annotations
 
+import json
 from array import array
 from typing import TYPE_CHECKING, Any
 
-from discovery_crawler.output.state_format import StateError, iter_entry_chunks, read_count
+from discovery_crawler.output.state_format import (
+    StateError,
+    iter_entry_chunks,
+    read_count,
+    read_header,
+)
 from discovery_crawler.urls.normalize import twin_key, twin_keys
 from discovery_crawler.urls.seen import SeenSet
 from discovery_crawler.urls.slugs import SlugAllocator, _with_suffix, bases_many, normalized_paths
@@ -57,7 +63,17 @@ def suffix_of(slug: str, base: str) -> int:
 class PreviousRun:
     """The previous run's URLs: slot → packed value and slug suffix (see the module)."""
 
-    __slots__ = ("exceptions", "header", "keys", "live", "refresh_found", "sfx", "slugs", "vals")
+    __slots__ = (
+        "exceptions",
+        "header",
+        "keys",
+        "live",
+        "refresh_found",
+        "sfx",
+        "sighted",
+        "slugs",
+        "vals",
+    )
 
     def __init__(self, capacity: int) -> None:
         self.keys = SeenSet(capacity, min_slots=1 << 10)
@@ -69,6 +85,7 @@ class PreviousRun:
         self.header: dict[str, Any] = {}
         self.live = 0  # entries not removed
         self.refresh_found: set[str] = set()  # slugs of ``refresh`` found
+        self.sighted = 0  # entries seen this run (``sight``): all of them, none is unseen
 
     @property
     def count(self) -> int:
@@ -100,6 +117,8 @@ class PreviousRun:
                 raise StateError(f"{path}: more entries than its last line counts")
             bases = bases_many(normalized_paths(urls))
             slots = keys.place_many(twin_keys(urls))
+            # once per URL of the previous run: kept plain (lastmod_hash inlined, a base
+            # slug's suffix left at the 0 the table starts with)
             for entry, base, slot in zip(chunk, bases, slots, strict=True):
                 _url, slug, first, _last, lastmod, status = entry
                 if status == "removed":
@@ -114,11 +133,14 @@ class PreviousRun:
                     raise StateError(f"{path}: first_seen {first} out of range")
                 if slot < 0:
                     raise StateError(f"{path}: {entry[0]} is listed twice")
-                vals[slot] = (lastmod_hash(lastmod) << 32) | (first << FLAGS) | flags
-                sfx = 0 if slug == base else suffix_of(slug, base)
-                sfxs[slot] = sfx
-                if sfx == ODD:
-                    exceptions[slot] = slug
+                if lastmod is not None:
+                    flags |= ((hash(lastmod) & 0xFFFFFFFF) or 1) << 32
+                vals[slot] = flags | (first << FLAGS)
+                if slug != base:
+                    sfx = suffix_of(slug, base)
+                    sfxs[slot] = sfx
+                    if sfx == ODD:
+                        exceptions[slot] = slug
         header["count"] = footer["count"]
         header["runs"] = footer.get("runs", [])
         header["counts"] = footer.get("counts", {})
@@ -156,20 +178,64 @@ class PreviousRun:
                 fresh.append(rec)
                 continue
             val = vals[slot]
-            vals[slot] = val | SEEN
+            if not val & SEEN:
+                vals[slot] = val | SEEN
+                self.sighted += 1
             known.append((rec, slot, val))
         return fresh, known
 
     def unseen(self, path: Path) -> Any:
         """The entries of the file at ``path`` (the one loaded) not seen this run, in file
-        order; ``StateError`` if it is not the file loaded any more."""
-        chunks = iter_entry_chunks(path)
-        header = next(chunks)
-        if header.get("run") != self.header.get("run"):
+        order; ``StateError`` if it is not the file loaded any more.
+
+        The file was checked whole when it was loaded: a re-run that saw every entry (an
+        unchanged site) does not read it again, and the others parse only the lines of the
+        entries not seen — each line's URL is sliced out of it (a URL with an escape in its
+        JSON is parsed), its slot looked up in C, and the line parsed only when unseen."""
+        if read_header(path).get("run") != self.header.get("run"):
             raise StateError(f"{path} changed while this run was going on")
+        if self.sighted >= self.count:
+            return
         vals = self.vals
-        for chunk in chunks:
-            slots = self.keys.slots_of(twin_keys([e[0] for e in chunk]))
-            for entry, slot in zip(chunk, slots, strict=True):
-                if slot < 0 or not vals[slot] & SEEN:
-                    yield entry
+        slots_of = self.keys.slots_of
+        loads = json.loads
+        with open(path, "rb") as fh:
+            fh.readline(1 << 20)  # the header
+            lines: list[bytes] = []
+            for raw in fh:
+                if raw.startswith(_FOOTER):
+                    break
+                lines.append(raw)
+                if len(lines) >= _SCAN_CHUNK:
+                    yield from _unseen_lines(lines, slots_of, vals, loads, path)
+                    lines = []
+            if lines:
+                yield from _unseen_lines(lines, slots_of, vals, loads, path)
+
+
+_FOOTER = b"], "
+_SCAN_CHUNK = 4096
+_URL_END = b'", "'
+
+
+def _entry_url(line: bytes) -> str | None:
+    """The URL of an entry line as written (``["<url>", "<slug>", ...``), or None when its
+    JSON has an escape (parse the line)."""
+    end = line.find(_URL_END)
+    if end < 2 or not line.startswith(b'["') or line[2:end].find(b"\\") >= 0:
+        return None
+    return line[2:end].decode("utf-8")
+
+
+def _unseen_lines(lines: list[bytes], slots_of: Any, vals: Any, loads: Any, path: Path) -> Any:
+    urls = [_entry_url(line) for line in lines]
+    for i, url in enumerate(urls):
+        if url is None:
+            urls[i] = loads(lines[i].rstrip(b",\n"))[0]
+    slots = slots_of(twin_keys(urls))
+    for line, slot in zip(lines, slots, strict=True):
+        if slot < 0 or not vals[slot] & SEEN:
+            entry = loads(line.rstrip(b",\n"))
+            if entry.__class__ is not list or len(entry) != 6:
+                raise StateError(f"{path} changed while this run was going on")
+            yield entry

@@ -538,3 +538,28 @@ def test_killed_mid_rerun_then_the_next_rerun_is_right(serve, tmp_path):
     assert [(p, s) for p, s, _ in asked(server)] == [(INDEX, 200), ("/s1.xml", 200)]
     assert len(list(out.glob("state.sitemaps.*"))) == 1
     assert not list(out.glob(f".{STATE_NAME}.*"))  # the killed run's spools swept
+
+
+def test_an_unchanged_rerun_starts_no_sitemap_worker(serve, tmp_path):
+    """SITEMAP_WORKER_EARLY starts the worker with a first run; a re-run that asks
+    conditionally does not (nothing of an unchanged site is parsed), and still starts it
+    for a changed child big enough to go there — the inventory the same either way."""
+    root = tmp_path / "site"
+    write_tree(root)
+    server = serve(root, rewrite=[SITE], validators=True)
+    out = tmp_path / "out"
+    worker = {"SITEMAP_WORKER_EARLY": True, "SITEMAP_WORKER_MIN_BYTES": 1}
+    first = sitemap_run(server, tmp_path, out, settings=worker)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "'discovery/sitemaps/worker_started': True" in first.stderr
+    same = sitemap_run(server, tmp_path, out, settings=worker)
+    assert same.returncode == 0, same.stderr[-3000:]
+    assert "worker_started" not in same.stderr
+    assert "'discovery/sitemaps/carried_over': 4" in same.stderr
+    assert comparable(same.records) == comparable(first.records)
+    change_child(root)
+    second = sitemap_run(server, tmp_path, out, settings=worker)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "'discovery/sitemaps/worker_started': True" in second.stderr
+    assert "'discovery/sitemaps/worker_documents': 2" in second.stderr  # index + child
+    assert second.run["changes"]["new"]["count"] == len(ADDED)

@@ -63,3 +63,30 @@ def test_a_run_state_can_be_saved_mid_run(tmp_path):
     assert changes.known == 1 and changes.new.count == 1 and changes.removed.count == 1
     lines = (tmp_path / STATE_NAME).read_text().splitlines()[1:-1]
     assert [line.split('"')[1] for line in lines] == [f"{SITE}/a/", f"{SITE}/c/", f"{SITE}/b/"]
+
+
+def test_unseen_parses_only_the_lines_not_seen_escapes_included(tmp_path):
+    """The scan slices each line's URL out as written; a URL whose JSON has an escape (a
+    backslash) or that is not ASCII is found all the same, in file order."""
+    odd = f"{SITE}/back\\slash/"
+    accent = f"{SITE}/caf\u00e9/"
+    path = write_state(
+        tmp_path,
+        [(f"{SITE}/a/", "a"), (odd, "odd"), (accent, "cafe"), (f"{SITE}/z/", "z")],
+    )
+    previous = PreviousRun.load(path, refresh=set())
+    previous.sight([{"url": f"{SITE}/a/"}, {"url": f"{SITE}/z/"}])
+    unseen = list(previous.unseen(path))
+    assert [e[0] for e in unseen] == [odd, accent]
+    assert [e[1] for e in unseen] == ["odd", "cafe"]
+    previous.sight([{"url": odd}, {"url": accent}, {"url": odd}])  # twice: counted once
+    assert previous.sighted == previous.count == 4
+    assert list(previous.unseen(path)) == []
+
+
+def test_unseen_refuses_a_file_replaced_meanwhile(tmp_path):
+    path = write_state(tmp_path, [(f"{SITE}/a/", "a"), (f"{SITE}/b/", "b")])
+    previous = PreviousRun.load(path, refresh=set())
+    write_state(tmp_path, [(f"{SITE}/a/", "a")])  # run 2 replaced it
+    with pytest.raises(StateError):
+        list(previous.unseen(path))
