@@ -197,10 +197,15 @@ class IndexTally:
         with something to judge. True when a record was changed."""
         changed = False
         counts = self.counts
-        for rec in records:
-            if not judged(rec):
-                counts[UNFETCHED] += 1
-                continue
+        # ``judged`` inline: a sitemap walk's batches are all but wholly unjudged records,
+        # and a call a record was a third of this stage's time.
+        todo = [
+            rec
+            for rec in records
+            if rec.get("status") is not None or rec.get("flags") or "refusal" in rec
+        ]
+        counts[UNFETCHED] += len(records) - len(todo)
+        for rec in todo:
             verdict = indexability_of(rec)
             # On the feed line of a fetched record only: a sitemap URL never fetched keeps
             # the walk's pre-written line (its flags say why; a field here would send its
