@@ -26,6 +26,7 @@ import email.utils
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC
+from itertools import repeat
 from typing import Any
 
 from discovery_crawler.run_record import CappedList
@@ -197,13 +198,21 @@ class IndexTally:
         with something to judge. True when a record was changed."""
         changed = False
         counts = self.counts
-        # ``judged`` inline: a sitemap walk's batches are all but wholly unjudged records,
-        # and a call a record was a third of this stage's time.
-        todo = [
-            rec
-            for rec in records
-            if rec.get("status") is not None or rec.get("flags") or "refusal" in rec
-        ]
+        # ``judged`` over the batch: a sitemap walk's batches are wholly or all but wholly
+        # unjudged records, told by three C loops (a call a record was most of this
+        # stage's time).
+        if (
+            not any(map(dict.get, records, repeat("flags")))
+            and not any(map(dict.__contains__, records, repeat("refusal")))
+            and set(map(dict.get, records, repeat("status"))) == {None}
+        ):
+            todo = []
+        else:
+            todo = [
+                rec
+                for rec in records
+                if rec.get("status") is not None or rec.get("flags") or "refusal" in rec
+            ]
         counts[UNFETCHED] += len(records) - len(todo)
         for rec in todo:
             verdict = indexability_of(rec)
