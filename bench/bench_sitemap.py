@@ -65,6 +65,8 @@ def generate_tree(
     """Write robots.txt, sitemap_index.xml and gzipped urlsets; return the URL count our
     feed must hold (every generated page, and on the realistic tree its alternates, less
     the malformed and other-host entries)."""
+    if tree == "questions":
+        return _questions_tree(root, base, children, per_child, seed)
     (root / "robots.txt").write_text(
         f"User-agent: *\nDisallow: /private/\n\nSitemap: {base}/sitemap_index.xml\n"
     )
@@ -87,6 +89,17 @@ def generate_tree(
     index.append("</sitemapindex>\n")
     (root / "sitemap_index.xml").write_text("\n".join(index))
     return expected
+
+
+def _questions_tree(root: Path, base: str, children: int, per_child: int, seed: int) -> int:
+    """A Q&A site's tree (``/questions/<id>/<slug>``, a parent folder per URL): the one
+    ``bench_rerun.py`` measures re-runs on, with the same robots.txt as the others."""
+    from bench_rerun import generate_questions  # it imports this module: not at the top
+
+    (root / "robots.txt").write_text(
+        f"User-agent: *\nDisallow: /private/\n\nSitemap: {base}/sitemap_index.xml\n"
+    )
+    return generate_questions(root, base, children, per_child, seed)
 
 
 def _clean_urlset(rng: random.Random, base: str, child: int, per_child: int) -> tuple[str, int]:
@@ -627,10 +640,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1, help="RNG seed for the generated tree")
     p.add_argument(
         "--tree",
-        choices=("clean", "realistic"),
+        choices=("clean", "realistic", "questions"),
         default="clean",
         help="clean: one plain shape; realistic: alternates, queries, extensions, deep and"
-        " non-ASCII paths, malformed entries (default clean)",
+        " non-ASCII paths, malformed entries; questions: /questions/<id>/<slug>, a parent"
+        " folder per URL (default clean)",
     )
     p.add_argument(
         "--repeat", type=int, default=3, help="runs per contender, median reported (default 3)"

@@ -16,6 +16,7 @@ from discovery_crawler.indexing import (
     directives,
     header_directives,
     indexability_of,
+    judged,
     last_modified,
     meta_applies,
     page_directives,
@@ -172,3 +173,25 @@ def test_last_modified_reads_an_http_date_as_a_w3c_datetime(when):
 def test_last_modified_that_is_no_http_date_is_none():
     for header in (None, "", "yesterday", "Mon, 99 Foo 2024 25:61:00", "2024-01-01"):
         assert last_modified(header) is None
+
+
+record = st.fixed_dictionaries(
+    {"url": st.just("https://e.com/a"), "sitemap": st.sampled_from([None, "https://e.com/s.xml"])},
+    optional={
+        "status": st.sampled_from([None, 200, 404]),
+        "flags": st.sampled_from([None, [], ["noindex"], ["redirected"]]),
+        "refusal": st.sampled_from([None, "robots"]),
+    },
+)
+
+
+@given(st.lists(record, max_size=30))
+def test_a_batch_is_tallied_as_its_records_one_by_one(records):
+    """The batch-wide test for a batch without anything to judge counts and marks exactly
+    what ``judged`` record by record does."""
+    tally = IndexTally()
+    tally.observe([dict(r) for r in records])
+    expected = Counter(dict.fromkeys(tally.counts, 0))
+    for rec in records:
+        expected[indexability_of(rec) if judged(rec) else "unfetched"] += 1
+    assert tally.counts == expected

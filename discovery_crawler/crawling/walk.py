@@ -1163,20 +1163,22 @@ class SitemapWalk:
     @staticmethod
     def _keep_worked(out: Any, sitemap: str, batch: Any) -> None:
         """A worker's batch into the document's section: its listing as it was written,
-        locations normalized (a location that did not normalize: as written)."""
+        locations normalized (a location that did not normalize: as written). The columns
+        go as they came, values joined by NUL: the sections writer escapes each whole."""
         n = batch.n
-        locs = split_column(batch.urls, n)
+        locs = batch.urls
         if batch.errors:
-            locs = list(locs)
+            locs = list(split_column(locs, n))
             for i, error in batch.errors.items():
                 locs[i] = error.raw
         out.add(
             sitemap,
             locs,
-            split_column(batch.lastmods, n),
-            split_column(batch.changefreqs, n),
-            split_column(batch.priorities, n),
+            batch.lastmods,
+            batch.changefreqs,
+            batch.priorities,
             batch.alternates,
+            n,
         )
 
     # -- the end ------------------------------------------------------------------------

@@ -3,6 +3,7 @@ order and filesystem-safe everywhere (rules in ``urls/slugs.py``)."""
 
 from __future__ import annotations
 
+from itertools import repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +41,7 @@ class SlugPipeline(BatchStage):
         if not isinstance(item, UrlBatch) or not item.records:
             return item
         records = item.records
-        if "slug" in records[0] or "slug" in records[-1] or any("slug" in r for r in records):
+        if any(map(dict.__contains__, records, repeat("slug"))):  # a C loop, not a genexpr
             # A page the link crawl admitted took its slug then, in its deterministic
             # admission order (``LinkCrawl._bfs_admit``), not in the order pages answer.
             rest = [r for r in records if "slug" not in r]

@@ -89,6 +89,12 @@ CACHE_LIMIT = 50_000  # steps, segments, outcomes remembered; cleared when full 
 # distinct, so a prefix is rarely met again except as its siblings' parent, met next; as
 # many as CACHE_LIMIT held more of the worker's RSS for the same speed (bench/README.md).
 PREFIX_CACHE_LIMIT = 5_000
+# A segment of this many ASCII digits or more (an id: ``/questions/4181375/``) says the same
+# as any other (no month, day, year, date nor bare-number marker has as many) unless a word
+# list holds a number: its steps are taken as this one's, so a tree of a folder a URL does
+# not work out, cache and soon forget a step per URL (``Rater._prefix``).
+_ID_DIGITS = 5
+_AN_ID = "10000"
 
 
 def priority_points(priority: Any) -> int:
@@ -302,6 +308,8 @@ class Rater:
         # keyword holding a separator needs the regex
         self._kw_tokens = frozenset(w for w in words if w and not _SPLIT_SEP(w))
         self._kw_multi = any(_SPLIT_SEP(w) for w in words if w)
+        sets = (CONTENT_SECTIONS, FORM_WORDS, DATA_WORDS, TAXONOMY_WORDS, MARKER_WORDS)
+        self._ids_alike = not any(w.isdigit() for ws in (words, *sets) for w in ws)
 
     def _prefix(self, prefix: str) -> _Prefix:
         """The facts of a prefix (``a/b``, stripped, lowercased): its parent prefix's (``a``,
@@ -324,6 +332,8 @@ class Rater:
                     nxt = steps.get((sid, part))
                     sid = nxt if nxt is not None else self._step(sid, part)
         if seg:
+            if len(seg) >= _ID_DIGITS and self._ids_alike and seg.isdigit() and seg.isascii():
+                seg = _AN_ID
             nxt = self._steps.get((sid, seg))
             sid = nxt if nxt is not None else self._step(sid, seg)
         info = self._infos[sid]

@@ -256,6 +256,14 @@ class PathTree:
         children = node.children
         child = children.get(segment) if children is not None else None
         if child is None:
+            more = node.more
+            if more is not None and (
+                self.nodes >= self.max_nodes
+                or (children is not None and len(children) >= self.max_children)
+            ):
+                # ``_child``'s answer, inline: a folder a URL (``/questions/<id>/``) meets
+                # its full parent once a URL, and three calls were most of its cost.
+                return more.chain, None
             child = self._child(node, segment)
             if child is node.more:
                 return child.chain, None

@@ -5,6 +5,7 @@ is refused (``SectionsError``), never half read."""
 
 from __future__ import annotations
 
+import json
 import string
 
 import pytest
@@ -15,7 +16,9 @@ from discovery_crawler.output.state_sitemaps import (
     SectionsError,
     SectionsReader,
     SectionsWriter,
+    json_column,
     part_entries,
+    part_line,
     sections_name,
 )
 
@@ -136,3 +139,45 @@ def test_a_section_not_read_whole_is_not_kept(tmp_path):
     writer.end("https://e.com/s.xml", kept=False)
     assert writer.finish(1) is None
     assert list(tmp_path.iterdir()) == []  # its spool removed
+
+
+values = st.lists(
+    st.text(
+        alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+        max_size=12,
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values, values)
+def test_a_nul_joined_column_is_written_as_its_list(locs, lastmods):
+    """A worked batch's columns (values joined by NUL) make the very bytes their lists do:
+    backslashes, quotes, control characters and \\u2028 included (the one-pass escape)."""
+    n = len(locs)
+    lastmods = (lastmods + [""] * n)[:n]
+    alternates = {0: [["fr", "https://e.com/fr/"]]} if n else {}
+    for column in (locs, lastmods, ["\\"] * n, ["a\\", "\\u0000"][:n]):
+        assert json_column("\x00".join(column), n) == json.dumps(
+            column, ensure_ascii=False, separators=(",", ":")
+        )
+    joined = part_line(
+        3,
+        "\x00".join(locs),
+        "\x00".join(lastmods),
+        ["daily"] * n,
+        "\x00".join(lastmods),
+        alternates,
+        n,
+    )
+    listed = (
+        json.dumps(
+            [3, locs, lastmods, ["daily"] * n, lastmods, alternates],
+            ensure_ascii=False,
+            separators=(",", ":"),
+        ).encode("utf-8")
+        + b"\n"
+    )
+    assert joined == listed
+    assert part_entries(joined) == part_entries(listed)

@@ -405,3 +405,35 @@ def test_the_caches_start_over_between_batches_and_the_totals_stay_the_reference
         totals, _, _ = rater.rate_columns(batch, [None] * len(batch), [None] * len(batch))
         assert totals == [scoring.score_url(u).total for u in batch]
     assert rater._generation > 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["questions", "2024", "blog", "v2", "p", "new", "archive"]),
+            st.one_of(
+                st.integers(min_value=0, max_value=10**9),
+                st.sampled_from([12345, 2024, 100000, 99999, 7]),
+            ),
+            st.sampled_from(["how-to-fix", "list", "a", "2023", "06", "index.html", ""]),
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    st.sampled_from([None, ("docs",), ("12345",), ("100000",)]),
+)
+def test_ids_in_folders_are_rated_as_by_the_plain_rules(paths, keywords):
+    """A folder a URL (``/questions/<id>/<slug>``): the ids' steps are shared (one id's
+    facts stand for any other's of as many digits or more), and every total, type and slot
+    is the one the per-URL rules give, also when a keyword is a number (nothing shared)."""
+    urls = [f"https://e.com/{top}/{i}/{last}" for top, i, last in paths]
+    urls += [f"https://e.com/{top}/{i}/{i % 1000}/" for top, i, _ in paths]
+    urls += [f"https://e.com/{i}/{last}" for _, i, last in paths]  # an id first: keyword?
+    priorities, changefreqs = ["0.5"] * len(urls), ["weekly"] * len(urls)
+    shared = Rater(keywords).rate_columns(urls, priorities, changefreqs)
+    plain = Rater(keywords)
+    plain._ids_alike = False  # every id worked out as itself
+    each = plain._rate_each(urls, priorities, changefreqs, None, None, False)
+    assert shared == each
+    assert shared == plain.rate_columns(urls, priorities, changefreqs)
