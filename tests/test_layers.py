@@ -68,6 +68,7 @@ LAYERS = (
             "pipelines",
             "crawling",
             "distributed",
+            "handlers",
             "output.exporters",
             "output.feed_storage",
             "rendering",
