@@ -78,6 +78,8 @@ _US = 1_000_000
 class RedisBudget:
     """The hosts' turns of a job's workers, in Redis (``extensions/host_turns.HostBudget``)."""
 
+    answers_anchor = True  # a send delayed in one worker must not land on another's
+
     def __init__(self, crawler: Crawler):
         settings = crawler.settings
         self.client = connect(

@@ -39,12 +39,16 @@ if TYPE_CHECKING:
 
     from discovery_crawler.extensions.host_intervals import HostIntervals
 
-# Below this the wait is scheduling noise: the turn is claimed again at once.
+# A hold ending sooner than this is over: the turn is claimed at once.
 _NOW = 0.0005
 
 
 class HostBudget(Protocol):
     """Where the hosts' turns are kept (``HOST_INTERVAL_BUDGET``)."""
+
+    #: Each response anchors its host's interval (``anchor``): the next turn is an
+    #: interval after the answer, not after the send (the sends of several processes).
+    answers_anchor: bool
 
     def claim(self, host: str, interval: float, spacing: float) -> float:
         """Take ``host``'s turn if it is due — its last send ``max(interval, spacing)``
@@ -66,7 +70,11 @@ class HostBudget(Protocol):
 
 class LocalBudget:
     """The turns of this process's hosts, on the monotonic clock. Holds are kept by the
-    throttle's own ``HostIntervals`` (``not_before``), which ``HostTurns`` reads first."""
+    throttle's own ``HostIntervals`` (``not_before``), which ``HostTurns`` reads first.
+    One loop orders this process's sends: the interval counts from each send (and from a
+    host's first answer, whose request set up the connection)."""
+
+    answers_anchor = False
 
     def __init__(self, clock: Callable[[], float] = monotonic) -> None:
         self.clock = clock
@@ -101,7 +109,7 @@ class _Line:
     __slots__ = ("sending", "timer", "waiting")
 
     def __init__(self) -> None:
-        self.waiting: deque[Deferred[None]] = deque()
+        self.waiting: deque[Deferred[float]] = deque()
         self.sending: set[Request] = set()
         self.timer: Any = None
 
@@ -122,16 +130,17 @@ class HostTurns:
         self.later = later  # (seconds, function, *args) -> something with .cancel()
         self.lines: dict[str, _Line] = {}
 
-    def turn(self, host: str, request: Request) -> Deferred[None] | None:
+    def turn(self, host: str, request: Request) -> Deferred[float] | None:
         """None: ``request`` goes now (its host's turn is taken). Else a Deferred fired
-        when it may go, or failed with what the budget raised (Redis lost)."""
+        with the moment its turn was taken (``clock``), or failed with what the budget
+        raised (Redis lost)."""
         line = self.lines.get(host)
         if line is None:
             line = self.lines[host] = _Line()
         if not line.waiting and line.timer is None and self._due(host, line) <= 0:
             line.sending.add(request)
             return None
-        waiter: Deferred[None] = Deferred()
+        waiter: Deferred[float] = Deferred()
         line.waiting.append(waiter)
         waiter.addCallback(_sent, line, request)
         self._next(host)
@@ -192,8 +201,8 @@ class HostTurns:
         hold = intervals.not_before(host) - self.clock()
         if hold > _NOW:
             return hold
-        wait = self.budget.claim(host, intervals.interval_for(host), intervals.pause_of(host))
-        return wait if wait > _NOW else 0.0
+        # 0 only when the budget took the turn: a wait however short is waited for
+        return self.budget.claim(host, intervals.interval_for(host), intervals.pause_of(host))
 
     def _next(self, host: str) -> None:
         """Let go the host's waiting requests whose turn is due, then time the next."""
@@ -215,7 +224,7 @@ class HostTurns:
             if wait > 0:
                 line.timer = self.later(wait, self._wake, host)
                 return
-            line.waiting.popleft().callback(None)
+            line.waiting.popleft().callback(self.clock())
 
     def _wake(self, host: str) -> None:
         line = self.lines.get(host)
@@ -224,6 +233,6 @@ class HostTurns:
             self._next(host)
 
 
-def _sent(result: None, line: _Line, request: Request) -> None:
+def _sent(taken: float, line: _Line, request: Request) -> float:
     line.sending.add(request)
-    return result
+    return taken

@@ -121,6 +121,7 @@ CRAWL_DELAY_META = "robots_crawl_delay"
 WAIT_META = "throttle_wait"
 LOCAL_BUDGET = f"{LocalBudget.__module__}.{LocalBudget.__qualname__}"
 _WAIT_WORTH_COUNTING = 0.005  # seconds; less is scheduling noise
+_LATE = 0.001  # seconds between a turn taken and its request resumed that are re-anchored
 
 
 class HostThrottle:
@@ -207,8 +208,14 @@ class HostThrottle:
         if waiter is None:
             request.meta[WAIT_META] = 0.0
             return
-        await maybe_deferred_to_future(waiter)
-        waited = self.clock() - started
+        taken = await maybe_deferred_to_future(waiter)
+        now = self.clock()
+        if now - taken > _LATE:
+            # The loop resumed this request late after its turn was taken: its send, not
+            # the turn, is what the host sees, so the next turn counts from now (in
+            # Redis, no other worker took one meanwhile unless it was an interval late).
+            self.budget.anchor(host)
+        waited = now - started
         request.meta[WAIT_META] = waited
         if waited < _WAIT_WORTH_COUNTING:
             return
@@ -382,6 +389,11 @@ class HostThrottle:
             if self.intervals.interval_for(host) > 0:
                 self.budget.anchor(host)
                 self.turns.changed(host)
+        elif self.budget.answers_anchor and self.intervals.interval_for(host) > 0:
+            # Sends of several processes: one delayed on its way (its sender or the
+            # server's reader descheduled) would arrive close to the next one another
+            # worker sent on time; counted from its answer, it cannot.
+            self.budget.anchor(host)
         if self._paced and "attempt" not in request.meta:  # a page, not a sitemap document
             self._unpace(request.meta.get("download_slot"))
         if response.status not in RETRY_AFTER_STATUSES:
