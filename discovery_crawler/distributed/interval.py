@@ -11,6 +11,14 @@ end of its hold (``hold``: a Retry-After or a back-off pause one worker met hold
 host for every worker). All in microseconds of Redis time. A failing host's one request
 at a time, a pause apart, is each worker's own (its probe's answer is what it waits for).
 
+Each answer moves the host's ``last`` to the moment it came (``answers_anchor``), and the
+next turn waits for the answer to the last one (``open``), at most an interval longer
+(asking every 10 ms): a worker whose request was delayed on its way (its process, or the
+server's reader, descheduled between taking the turn and the request being read) would
+otherwise land next to the send another worker made on time; counted from the answer,
+the next turn is an interval after the request arrived. A local run needs no such thing:
+one loop orders all its sends.
+
 Redis gone past ``REDIS_RECONNECT_TIMEOUT``: the worker's frontier (``DiscoveryRun.frontier``)
 stops the worker, and the requests waiting for a turn, like every later one, are dropped
 at once (``IgnoreRequest``) rather than waiting again.
@@ -18,6 +26,7 @@ at once (``IgnoreRequest``) rather than waiting again.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest
@@ -32,19 +41,24 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 _NOW = "local t = redis.call('TIME') local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
-# KEYS: the host's hash;  ARGV: the host's interval, this worker's extra spacing (µs).
-# 0: the turn is taken (the send noted now); else the microseconds still to wait.
+# KEYS: the host's hash;  ARGV: the host's interval, this worker's extra spacing, the
+# poll while the last turn is unanswered (µs). Taken: minus the moment (the send noted
+# now, its turn open until answered); else the microseconds still to wait.
 CLAIM = (
     _NOW
     + """
-local h = redis.call('HMGET', KEYS[1], 'last', 'iv', 'hold')
+local h = redis.call('HMGET', KEYS[1], 'last', 'iv', 'hold', 'open')
 local iv = math.max(tonumber(ARGV[1]), tonumber(h[2] or 0))
 local due = tonumber(h[3] or 0)
 if h[1] then due = math.max(due, tonumber(h[1]) + math.max(iv, tonumber(ARGV[2]))) end
 if now < due then return due - now end
-redis.call('HSET', KEYS[1], 'last', now, 'iv', iv)
+if h[4] then
+  local cap = tonumber(h[4]) + 2 * iv
+  if now < cap then return math.min(tonumber(ARGV[3]), cap - now) end
+end
+redis.call('HSET', KEYS[1], 'last', now, 'iv', iv, 'open', now)
 redis.call('PEXPIRE', KEYS[1], math.floor(iv / 1000) + 600000)
-return 0
+return -now
 """
 )
 # KEYS: the host's hash;  ARGV: microseconds from now. No turn before then (never sooner).
@@ -59,20 +73,22 @@ end
 return 0
 """
 )
-# KEYS: the host's hash;  ARGV: microseconds ago. The last send was then, unless later.
+# KEYS: the host's hash;  ARGV: microseconds ago, the turn this worker took last (µs).
+# The last send was then, unless later; that turn, if still the open one, is answered.
 ANCHOR = (
     _NOW
     + """
 local at = now - tonumber(ARGV[1])
-if at > tonumber(redis.call('HGET', KEYS[1], 'last') or 0) then
-  redis.call('HSET', KEYS[1], 'last', at)
-  redis.call('PEXPIRE', KEYS[1], 600000)
-end
+local h = redis.call('HMGET', KEYS[1], 'last', 'open')
+if at > tonumber(h[1] or 0) then redis.call('HSET', KEYS[1], 'last', at) end
+if h[2] and tonumber(h[2]) == tonumber(ARGV[2]) then redis.call('HDEL', KEYS[1], 'open') end
+redis.call('PEXPIRE', KEYS[1], 600000)
 return 0
 """
 )
 BUDGET = "discovery_crawler.distributed.interval.RedisBudget"
 _US = 1_000_000
+_POLL = 10_000  # µs between two asks while the host's last request is unanswered
 
 
 class RedisBudget:
@@ -95,24 +111,33 @@ class RedisBudget:
         self._claim = self.client.register_script(CLAIM)
         self._hold = self.client.register_script(HOLD)
         self._anchor = self.client.register_script(ANCHOR)
+        self._taken: dict[str, int] = {}  # host -> the turn this worker took last (µs)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
     def claim(self, host: str, interval: float, spacing: float) -> float:
-        args = [int(interval * _US), int(spacing * _US)]
-        wait = int(self._call(self._claim, host, args)) / _US
-        if wait > 0:
-            self.stats.inc_value("redis/interval/waits")
-        return wait
+        if interval <= 0 and spacing <= 0:
+            # politeness off: no round trip per request (a Retry-After still holds the
+            # worker that met it, through its own throttle)
+            return 0.0
+        args = [int(interval * _US), int(spacing * _US), _POLL]
+        answer = int(self._call(self._claim, host, args))
+        if answer <= 0:
+            self._taken[host] = -answer
+            return 0.0
+        self.stats.inc_value("redis/interval/waits")
+        return answer / _US
 
     def hold(self, host: str, seconds: float) -> None:
         if seconds > 0:
-            self._call(self._hold, host, [int(seconds * _US)])
+            with suppress(IgnoreRequest):  # Redis lost: the worker is stopping anyway
+                self._call(self._hold, host, [int(seconds * _US)])
 
     def anchor(self, host: str, ago: float = 0.0) -> None:
-        self._call(self._anchor, host, [int(max(0.0, ago) * _US)])
+        with suppress(IgnoreRequest):
+            self._call(self._anchor, host, [int(max(0.0, ago) * _US), self._taken.get(host, 0)])
 
     def _call(self, script: object, host: str, args: list[int]) -> object:
         """Run ``script`` on ``host``'s hash. Redis lost: the worker's frontier stops it and
