@@ -25,8 +25,11 @@ built without it), ``hashlib``'s.
 Scrapy (``extensions/throttle.py``): ``Downloader.total_concurrency``, the
 ``CONCURRENT_REQUESTS`` the engine checks before it hands the downloader another request
 (``needs_backout``). Pacing sitemap fetches to their parser lowers it while documents wait
-for a parse slot; no setting or signal changes it once the crawl runs. (A slot's
-``concurrency``, ``delay`` and ``lastseen``, which AutoThrottle sets too, are used as they are.)
+for a parse slot; no setting or signal changes it once the crawl runs. (A download slot's
+``concurrency`` is set as it is, for that pacing only. The per-host interval steers no
+slot: the download handler, ``handlers.py``, waits for the host's turn as each request is
+sent — no slot's ``queue``, ``active``, ``transferring``, ``latercall``, ``delay``,
+``lastseen`` or ``jitter`` is read or written, here or by the prompt stop.)
 
 Scrapy (``extensions/stop.py``): ``ExecutionEngine._slot`` and its ``inprogress`` and
 ``_maybe_fire_closing``: the requests a closing spider waits for. At a second SIGINT or

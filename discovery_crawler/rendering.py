@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 RENDER_MODES: tuple[str, ...] = ("never", "auto", "always")
 PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+HOST_TURN_HANDLER = "discovery_crawler.handlers.HostTurnHandler"  # (settings.py)
 BROWSER_NAMES: tuple[str, ...] = ("chromium", "chromium-browser")
 # Headless Chromium as root in a container, quiet on the network (STACK.md).
 LAUNCH_ARGS: tuple[str, ...] = (
@@ -156,9 +157,15 @@ def plan_render(mode: str, settings: Mapping[str, Any] | Settings | None = None)
 
 
 def rendering_installed(settings: Mapping[str, Any] | Settings) -> bool:
-    """Whether the crawl's download handlers send ``playwright`` requests to a browser."""
+    """Whether the crawl's download handlers send ``playwright`` requests to a browser
+    (themselves, or under the host turns' handler, ``handlers.py``)."""
     handlers = settings.get("DOWNLOAD_HANDLERS") or {}
-    return any(handlers.get(scheme) == PLAYWRIGHT_HANDLER for scheme in ("http", "https"))
+    inner = settings.get("HOST_INTERVAL_HANDLER")
+    return any(
+        handlers.get(scheme) == PLAYWRIGHT_HANDLER
+        or (handlers.get(scheme) == HOST_TURN_HANDLER and inner == PLAYWRIGHT_HANDLER)
+        for scheme in ("http", "https")
+    )
 
 
 class OneLineBrowserFailures(logging.Filter):
@@ -210,8 +217,14 @@ class RenderAddon:
             if name == "DOWNLOAD_HANDLERS":
                 # Rendering was asked for by name, so the handler beats project and spider
                 # defaults; only -s DOWNLOAD_HANDLERS=… on the command line wins over it.
+                # Under the host turns' handler it is the one that connects: each host's
+                # interval is kept as a rendered page is asked for too.
+                handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
                 for scheme, handler in value.items():
-                    settings["DOWNLOAD_HANDLERS"].set(scheme, handler, priority="spider")
+                    if handlers.get(scheme) == HOST_TURN_HANDLER:
+                        settings.set("HOST_INTERVAL_HANDLER", handler, priority="spider")
+                    else:
+                        settings["DOWNLOAD_HANDLERS"].set(scheme, handler, priority="spider")
             else:
                 settings.set(name, value, priority="addon")
         settings.set("RENDER_PLAN", plan.as_dict(), priority="addon")

@@ -121,6 +121,17 @@ DOWNLOAD_DELAY_JITTER = 0  # the interval is a floor, not an average
 MAX_CRAWL_DELAY = 30.0  # seconds; a robots Crawl-delay above this is capped (0 = ignore it)
 MAX_RETRY_AFTER = 300.0  # seconds; a 429/503 Retry-After above this is capped (0 = ignore it)
 HOST_INTERVAL_OVERRIDES: dict[str, float] = {}  # {"host": seconds} instead of HOST_INTERVAL
+# The interval is kept as each request is sent: the download handler waits for its host's
+# turn (handlers.py, extensions/throttle.py), then hands it to the handler that connects.
+DOWNLOAD_HANDLERS = {
+    "http": "discovery_crawler.handlers.HostTurnHandler",
+    "https": "discovery_crawler.handlers.HostTurnHandler",
+}
+# The handler that connects, under the turns (the SSRF guard pins Scrapy's HTTP/1.1 one).
+HOST_INTERVAL_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"
+# Where the hosts' turns are kept: this process (below), or Redis for every worker of a
+# distributed job (set by REDIS_URL: discovery_crawler.distributed.interval.RedisBudget).
+HOST_INTERVAL_BUDGET = "discovery_crawler.extensions.host_turns.LocalBudget"
 CONCURRENT_REQUESTS = 16
 DOWNLOAD_TIMEOUT = 30
 # Stopping (extensions/stop.py): the first SIGINT / SIGTERM sends nothing more (the requests

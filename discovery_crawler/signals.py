@@ -37,3 +37,8 @@ HOLD_KINDS = (BACKOFF, RETRY_AFTER, PAUSE, GIVE_UP)
 #: A page fetch was refused or failed (``request``, ``refusal``: the refusal record, a dict
 #: with its ``class``): sent by the refusal middleware where it counts the refusal.
 page_refused = object()
+
+#: The run is stopping (the first SIGINT / SIGTERM): nothing more is sent. Sent by the
+#: prompt stop (``extensions/stop.py``); the host throttle drops the requests waiting for
+#: their host's turn, unsent, and returns how many (the receivers' results are summed).
+run_stopping = object()

@@ -14,7 +14,8 @@ Layers, bottom to top — a module imports only from its own layer or below:
    state.json, the crawl log, preview, report), the sitemap worker process and the facts
    it works out per URL (feed-line heads, state entries: the output's text, so above it);
 4. Scrapy components: ``extensions``, ``middlewares``, ``pipelines``, ``crawling``, the
-   feed exporters, the render add-on, distributed mode's Redis parts (``distributed``);
+   feed exporters, the render add-on, distributed mode's Redis parts (``distributed``),
+   the download handler (``handlers``);
 5. entry points: ``spiders``, ``commands``, ``settings``, the Python API (``api``).
 
 One import points up, on purpose: the package's ``__init__`` exports the API's names
@@ -68,6 +69,7 @@ LAYERS = (
             "pipelines",
             "crawling",
             "distributed",
+            "handlers",
             "output.exporters",
             "output.feed_storage",
             "rendering",

@@ -1,140 +1,155 @@
-"""One politeness budget per host across every worker of a job: Scrapy's HTTP/1.1
-download handler, which first reserves the host's next send time in Redis and waits for
-it (``RESERVE``: one clock, Redis ``TIME``, so machines' clocks do not matter), then
-claims the send (``CLAIM``: the last send an interval ago, or wait the rest) and sends.
-A reservation at send time holds at the server; the local host throttle
-(``extensions/throttle.py``) still spaces each worker's own sends as before.
+"""One politeness budget per host across every worker of a job: the hosts' turns kept in
+Redis (``HOST_INTERVAL_BUDGET``, set by ``REDIS_URL``), under the same waiting place as a
+local run's (``extensions/host_turns.py``, ``HostTurns``): a request is sent once its
+worker took its host's turn, atomically, on one clock (Redis ``TIME``, so the machines'
+clocks do not matter).
 
-The interval is the larger of the host's ``HOST_INTERVAL`` (or its
-``HOST_INTERVAL_OVERRIDES``) and its robots ``Crawl-delay`` (capped by
-``MAX_CRAWL_DELAY``), and the largest any worker asked for stays (``iv`` in the host's
-hash): one worker's reading of robots.txt spaces them all. Retry-After and failure
-pauses are still per worker (docs/_incoming/redis.md, what is left).
+A host's hash holds its last send (``last``), the largest interval any worker asked for
+(``iv``: the host's ``HOST_INTERVAL`` or override, raised by its robots ``Crawl-delay``
+up to ``MAX_CRAWL_DELAY``; one worker's reading of robots.txt spaces them all) and the
+end of its hold (``hold``: a Retry-After or a back-off pause one worker met holds the
+host for every worker). All in microseconds of Redis time. A failing host's one request
+at a time, a pause apart, is each worker's own (its probe's answer is what it waits for).
 
-A subclass, not a wrapper of another handler: its connections are HTTP11's, so the SSRF
-guard's resolver pins them too (``middlewares/ssrf.py`` lists it as guarded)."""
+Each answer moves the host's ``last`` to the moment it came (``answers_anchor``), and the
+next turn waits for the answer to the last one (``open``), at most an interval longer
+(asking every 10 ms): a worker whose request was delayed on its way (its process, or the
+server's reader, descheduled between taking the turn and the request being read) would
+otherwise land next to the send another worker made on time; counted from the answer,
+the next turn is an interval after the request arrived. A local run needs no such thing:
+one loop orders all its sends.
+
+Redis gone past ``REDIS_RECONNECT_TIMEOUT``: the worker's frontier (``DiscoveryRun.frontier``)
+stops the worker, and the requests waiting for a turn, like every later one, are dropped
+at once (``IgnoreRequest``) rather than waiting again.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from contextlib import suppress
+from typing import TYPE_CHECKING
 
-from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import reactor
-from twisted.internet.task import deferLater
 
 from discovery_crawler.distributed.connection import DEFAULT_RECONNECT_TIMEOUT, connect
 from discovery_crawler.distributed.job import JobKeys
 from discovery_crawler.extensions.run import run_of
 
 if TYPE_CHECKING:
-    from scrapy import Request
-    from scrapy.crawler import Crawler
-    from scrapy.http import Response
+    from typing import Self
 
-# KEYS: the host's hash;  ARGV: this request's interval (ms)
-# Returns the milliseconds to wait before sending (0: now). The reservation is the later
-# of now and the host's next free time; the next free time moves one interval on.
-RESERVE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local h = redis.call('HMGET', KEYS[1], 'next', 'iv')
+    from scrapy.crawler import Crawler
+
+_NOW = "local t = redis.call('TIME') local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+# KEYS: the host's hash;  ARGV: the host's interval, this worker's extra spacing, the
+# poll while the last turn is unanswered (µs). Taken: minus the moment (the send noted
+# now, its turn open until answered); else the microseconds still to wait.
+CLAIM = (
+    _NOW
+    + """
+local h = redis.call('HMGET', KEYS[1], 'last', 'iv', 'hold', 'open')
 local iv = math.max(tonumber(ARGV[1]), tonumber(h[2] or 0))
-local at = math.max(now, tonumber(h[1] or 0))
-redis.call('HSET', KEYS[1], 'next', at + iv, 'iv', iv)
-redis.call('PEXPIRE', KEYS[1], at - now + 2 * iv + 600000)
-return at - now
+local due = tonumber(h[3] or 0)
+if h[1] then due = math.max(due, tonumber(h[1]) + math.max(iv, tonumber(ARGV[2]))) end
+if now < due then return due - now end
+if h[4] then
+  local cap = tonumber(h[4]) + 2 * iv
+  if now < cap then return math.min(tonumber(ARGV[3]), cap - now) end
+end
+redis.call('HSET', KEYS[1], 'last', now, 'iv', iv, 'open', now)
+redis.call('PEXPIRE', KEYS[1], math.floor(iv / 1000) + 600000)
+return -now
 """
-# KEYS: the host's hash;  ARGV: this request's interval (ms)
-# Just before sending: go (0) if the last send to the host was an interval ago or more,
-# and note this send; else the milliseconds still to wait. A worker that woke late for
-# its reservation (its reactor busy) moves the next reservation on, so the gaps at the
-# server are between actual sends, not between reservations.
-CLAIM = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local h = redis.call('HMGET', KEYS[1], 'last', 'iv', 'next')
-local iv = math.max(tonumber(ARGV[1]), tonumber(h[2] or 0))
-if h[1] and now < tonumber(h[1]) + iv then return tonumber(h[1]) + iv - now end
-redis.call('HSET', KEYS[1], 'last', now)
-if tonumber(h[3] or 0) < now + iv then redis.call('HSET', KEYS[1], 'next', now + iv) end
+)
+# KEYS: the host's hash;  ARGV: microseconds from now. No turn before then (never sooner).
+HOLD = (
+    _NOW
+    + """
+local hold = now + tonumber(ARGV[1])
+if hold > tonumber(redis.call('HGET', KEYS[1], 'hold') or 0) then
+  redis.call('HSET', KEYS[1], 'hold', hold)
+  redis.call('PEXPIRE', KEYS[1], math.floor(tonumber(ARGV[1]) / 1000) + 600000)
+end
 return 0
 """
-CRAWL_DELAY_META = "robots_crawl_delay"  # set by the robots middleware (throttle.py)
-HANDLER = "discovery_crawler.distributed.interval.RedisIntervalHandler"
+)
+# KEYS: the host's hash;  ARGV: microseconds ago, the turn this worker took last (µs).
+# The last send was then, unless later; that turn, if still the open one, is answered.
+ANCHOR = (
+    _NOW
+    + """
+local at = now - tonumber(ARGV[1])
+local h = redis.call('HMGET', KEYS[1], 'last', 'open')
+if at > tonumber(h[1] or 0) then redis.call('HSET', KEYS[1], 'last', at) end
+if h[2] and tonumber(h[2]) == tonumber(ARGV[2]) then redis.call('HDEL', KEYS[1], 'open') end
+redis.call('PEXPIRE', KEYS[1], 600000)
+return 0
+"""
+)
+BUDGET = "discovery_crawler.distributed.interval.RedisBudget"
+_US = 1_000_000
+_POLL = 10_000  # µs between two asks while the host's last request is unanswered
 
 
-def _nothing() -> None:
-    return None
+class RedisBudget:
+    """The hosts' turns of a job's workers, in Redis (``extensions/host_turns.HostBudget``)."""
 
+    answers_anchor = True  # a send delayed in one worker must not land on another's
 
-class RedisIntervalHandler(HTTP11DownloadHandler):
     def __init__(self, crawler: Crawler):
-        super().__init__(crawler)
         settings = crawler.settings
         self.client = connect(
             settings.get("REDIS_URL"),
             settings.getfloat("REDIS_RECONNECT_TIMEOUT", DEFAULT_RECONNECT_TIMEOUT),
         )
-        self.keys = JobKeys(settings.getdict("REDIS_JOB")["name"])
-        self.interval = max(settings.getfloat("HOST_INTERVAL", 1.0), 0.0)
-        self.overrides = {
-            str(host): float(value)
-            for host, value in settings.getdict("HOST_INTERVAL_OVERRIDES").items()
-        }
-        self.max_crawl_delay = max(settings.getfloat("MAX_CRAWL_DELAY", 30.0), 0.0)
+        self.prefix = JobKeys(settings.getdict("REDIS_JOB")["name"]).prefix
         self.stats = crawler.stats
         self.crawler = crawler
         from redis.exceptions import RedisError  # the redis extra (checked by connect)
 
         self._errors = RedisError
-        self._reserve = self.client.register_script(RESERVE)
         self._claim = self.client.register_script(CLAIM)
+        self._hold = self.client.register_script(HOLD)
+        self._anchor = self.client.register_script(ANCHOR)
+        self._taken: dict[str, int] = {}  # host -> the turn this worker took last (µs)
 
-    def interval_of(self, host: str, meta: dict[str, Any]) -> float:
-        """Seconds between two sends to ``host``, as this worker knows it."""
-        interval = self.overrides.get(host, self.interval)
-        delay = meta.get(CRAWL_DELAY_META)
-        if delay and self.max_crawl_delay:
-            interval = max(interval, min(float(delay), self.max_crawl_delay))
-        return interval
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
 
-    async def download_request(self, request: Request) -> Response:
-        parts = urlsplit(request.url)
-        host = parts.hostname or ""
-        interval = self.interval_of(host, request.meta)
-        if interval > 0:
-            await self._wait_turn(parts.netloc.lower(), interval)
-        return await super().download_request(request)
+    def claim(self, host: str, interval: float, spacing: float) -> float:
+        if interval <= 0 and spacing <= 0:
+            # politeness off: no round trip per request (a Retry-After still holds the
+            # worker that met it, through its own throttle)
+            return 0.0
+        args = [int(interval * _US), int(spacing * _US), _POLL]
+        answer = int(self._call(self._claim, host, args))
+        if answer <= 0:
+            self._taken[host] = -answer
+            return 0.0
+        self.stats.inc_value("redis/interval/waits")
+        return answer / _US
 
-    async def _wait_turn(self, netloc: str, interval: float) -> None:
-        """Wait for the host's turn, job-wide. Redis gone past REDIS_RECONNECT_TIMEOUT:
-        the worker's frontier (``DiscoveryRun.frontier``) stops the worker, and this
-        request, like every later one, is dropped at once rather than waiting again."""
+    def hold(self, host: str, seconds: float) -> None:
+        if seconds > 0:
+            with suppress(IgnoreRequest):  # Redis lost: the worker is stopping anyway
+                self._call(self._hold, host, [int(seconds * _US)])
+
+    def anchor(self, host: str, ago: float = 0.0) -> None:
+        with suppress(IgnoreRequest):
+            self._call(self._anchor, host, [int(max(0.0, ago) * _US), self._taken.get(host, 0)])
+
+    def _call(self, script: object, host: str, args: list[int]) -> object:
+        """Run ``script`` on ``host``'s hash. Redis lost: the worker's frontier stops it and
+        the request is dropped (``IgnoreRequest``)."""
         run = run_of(self.crawler)
         frontier = run.frontier if run is not None else None
         if frontier is not None and frontier.lost:
             raise IgnoreRequest(frontier.lost)
         try:
-            await self._wait_turn_in_redis(netloc, interval)
+            return script(keys=[f"{self.prefix}host:{host}"], args=args)  # type: ignore[operator]
         except self._errors as exc:
             if frontier is None:
                 raise
             frontier.lose_connection(exc)
             raise IgnoreRequest(frontier.lost) from None
-
-    async def _wait_turn_in_redis(self, netloc: str, interval: float) -> None:
-        if interval > 0:
-            key = f"{self.keys.prefix}host:{netloc}"
-            args = [int(interval * 1000)]
-            wait_ms = int(self._reserve(keys=[key], args=args))
-            while True:
-                if wait_ms > 0:
-                    self.stats.inc_value("redis/interval/waits")
-                    self.stats.inc_value("redis/interval/wait_ms", wait_ms)
-                    await maybe_deferred_to_future(deferLater(reactor, wait_ms / 1000, _nothing))
-                wait_ms = int(self._claim(keys=[key], args=args))
-                if wait_ms <= 0:
-                    break

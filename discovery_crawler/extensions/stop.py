@@ -6,11 +6,13 @@ them queued in its host's downloader slot, released one per ``HOST_INTERVAL``: t
 went on sending for ~16 s after the signal, past the grace period of ``docker stop`` (10 s)
 before its SIGKILL. So, on the first signal, this extension
 
-* drops every request still queued in a downloader slot (never sent): its download fails
-  with ``StopRequested``, which ``middlewares/stop.py`` (closest to the downloader but
-  the chunk's) turns back into a request for the closing scheduler — no errback, no
-  refusal, no failed page, nothing recorded of it; a resumed job asks for it again (its
-  replay re-derives the frontier, ``extensions/job.py``);
+* sends ``run_stopping`` (``signals.py``): the host throttle drops every request waiting
+  for its host's turn (never sent): its download fails with ``StopRequested``, which
+  ``middlewares/stop.py`` (closest to the downloader but the chunk's) turns back into a
+  request for the closing scheduler — no errback, no refusal, no failed page, nothing
+  recorded of it; a resumed job asks for it again (its replay re-derives the frontier,
+  ``extensions/job.py``). A request still in its download slot's queue meets the same
+  end at the download handler (``handlers.py``), before it is sent;
 * has that middleware hand back, unsent, every request that reaches it from then on
   (one waiting for robots.txt or a DNS answer when the signal came);
 * lets Scrapy's own handler run: the spider closes with reason ``shutdown`` (outcome
@@ -26,10 +28,10 @@ The handlers chain to Scrapy's own (``CrawlerProcess``): they are installed only
 Scrapy's are in place (``scrapy crawl``, Scrapyd, ``api.py``'s subprocess), never in a
 host application that runs a ``CrawlerRunner`` and owns its signals.
 
-Stats: ``stop/signal`` (the first signal's name), ``stop/dropped`` (requests queued in
-a slot that were never sent), ``stop/held`` (requests that reached the middleware after
-the signal), ``stop/forced`` (a second signal came), ``stop/abandoned`` (requests on the
-wire then).
+Stats: ``stop/signal`` (the first signal's name), ``stop/dropped`` (requests that waited
+for their host's turn or in a slot's queue, never sent), ``stop/held`` (requests that
+reached the middleware after the signal), ``stop/forced`` (a second signal came),
+``stop/abandoned`` (requests on the wire then).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from scrapy.utils.ossignal import signal_names
 from scrapy.utils.reactor import is_reactor_installed
 
 from discovery_crawler.private_names import abandon_in_progress
+from discovery_crawler.signals import run_stopping
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -128,26 +131,29 @@ class PromptStop:
 
     # -- on the loop -------------------------------------------------------------------
     def stop_sending(self, signum: int) -> None:
-        """Drop the requests queued in the downloader's slots: they were never sent."""
+        """Drop the requests waiting for their host's turn: they were never sent."""
         if self.stopping:
             return
         self.stopping = True
         self.stats.set_value("stop/signal", signal_names.get(signum, str(signum)))
+        answers = self.crawler.signals.send_catch_log(signal=run_stopping)
+        dropped = sum(n for _, n in answers if isinstance(n, int))
+        self.stats.inc_value("stop/dropped", dropped)
         engine = self.crawler.engine
-        dropped = on_the_wire = 0
-        for slot in list(getattr(engine.downloader, "slots", {}).values()):
-            on_the_wire += len(slot.transferring)
-            while slot.queue:
-                request, queued = slot.queue.popleft()
-                dropped += 1
-                queued.errback(StopRequested(f"the run is stopping: {request.url} not sent"))
-        self.stats.set_value("stop/dropped", dropped)
+        downloader = getattr(engine, "downloader", None)
+        # the downloader's requests less those dropped: those on their way, and those
+        # still in a slot's queue, dropped as they reach the download handler
+        on_the_wire = max(0, len(getattr(downloader, "active", ())) - dropped)
         logger.info(
             "Stopping: %d request(s) waiting for their host's interval dropped unsent; "
             "the run ends when the %d on their way are answered (signal again to not wait)",
             dropped,
             on_the_wire,
         )
+
+    def dropped(self) -> None:
+        """A request reached the download handler after the signal and went back unsent."""
+        self.stats.inc_value("stop/dropped")
 
     def held(self) -> None:
         """A request reached the middleware after the signal and went back unsent."""

@@ -3,41 +3,45 @@ from the whole crawl, whatever ``CONCURRENT_REQUESTS``; the site's Crawl-delay w
 (capped by ``MAX_CRAWL_DELAY``); a 429 or 503 with Retry-After keeps the host waiting
 (capped by ``MAX_RETRY_AFTER``).
 
-An extension, as Scrapy's AutoThrottle is, not a downloader middleware: a request a
-middleware releases in ``process_request`` may still wait in its slot's queue and leave in a
-burst with others, so spacing decided there does not hold at the server. The downloader
-slot is where a request is actually sent; it already spaces sends by ``slot.delay``
-measured from the last send, one at a time, whatever the concurrency. So, like
-AutoThrottle, this extension sets each slot's ``delay`` (jitter off), and backs a slot off
-by moving its ``lastseen``, on two downloader signals:
+The interval is kept at the moment a request is sent: the project's download handler
+(``handlers.py``, ``HostTurnHandler``) asks ``turn(request)`` and sends once its host's
+turn is taken (``host_turns.py``: the requests of a host wait there in the order they
+came, one timer per host). The turns are kept by a budget, ``HOST_INTERVAL_BUDGET``:
+this process's (``LocalBudget``) or, in distributed mode, every worker's of the job in
+Redis (``distributed/interval.py``) — one component wherever its budget lives. Scrapy's
+downloader slots are not steered (their ``delay`` stays ``DOWNLOAD_DELAY``, 0): a request
+released at its turn is sent at once, so the spacing holds at the server. Like
+AutoThrottle, this extension follows the crawl on public signals:
 
-* ``request_reached_downloader`` fires once the request has its slot and before the slot
-  queue is processed: the slot gets its host's interval (re-applied every time, so a slot
-  Scrapy collected and re-created is configured again);
-* ``response_downloaded`` fires before the slot sends its next request: a Retry-After holds
-  back the requests already queued there too, and the retry RetryMiddleware schedules.
+* ``request_reached_downloader``: the Crawl-delay robots.txt states for the request's
+  origin (``robots_crawl_delay`` meta key) raises its host's interval;
+* ``response_downloaded``: a Retry-After holds the host back (the budget holds it too: in
+  distributed mode, for every worker), the requests already waiting and the retry
+  RetryMiddleware schedules alike; a host's first response anchors its interval;
+* ``request_left_downloader``: the round of the host's pauses the download ended in.
 
 A host that keeps failing is paused as a whole (``host_failed``, called by the retry
-middleware, ``middlewares/retry.py``, for each transient failure): its slot waits
+middleware, ``middlewares/retry.py``, for each transient failure): no turn of it for
 ``base·2^(n−1)`` seconds after the n-th failure in a row (``RETRY_BACKOFF_BASE``, capped by
-``RETRY_BACKOFF_MAX``; ``host_intervals.failure_pause``), by the same ``lastseen`` move, and
-while it is failing the slot sends one request at a time (its ``concurrency`` is 1; its
-``delay`` at least the pause), so when the pause ends one request probes the host instead
-of the whole queue leaving at once and failing together. Requests already on their way
-when a pause begins are tagged with the host's round, and so is every download when it
-ends (``request_left_downloader``): the failure of a request sent, or ended, before the
-current pause began is that outage seen again and does not grow the pause. An answer
-(``host_answered``) ends the streak, gives the slot back its concurrency and lets its queue
-go without waiting out the probe's pause. After ``RETRY_TIMES + 1`` failures in a row
-(``RETRY_TIMES`` > 0) the host is given up: no more pauses, and the retry middleware retries
-none of its failures until it answers.
+``RETRY_BACKOFF_MAX``; ``host_intervals.failure_pause``), and while it is failing it sends
+one request at a time, a pause apart (``HostTurns``: the next one waits for the probe on
+its way to be answered), so when the pause ends one request probes the host instead of
+every waiting one leaving and failing together. Requests already on their way when a
+pause begins are tagged with the host's round, and so is every download when it ends:
+the failure of a request sent, or ended, before the current pause began is that outage
+seen again and does not grow the pause. An answer (``host_answered``) ends the streak and
+lets the waiting requests go at the host's interval. After ``RETRY_TIMES + 1`` failures in
+a row (``RETRY_TIMES`` > 0) the host is given up: no more pauses, and the retry middleware
+retries none of its failures until it answers.
 
 Sitemap documents are paced to their parser (``SITEMAP_FETCH_PACING``): a document that
 arrives while every parse slot is taken (``sitemap_arrived``, sent by the walk) takes one
 from its slot's concurrency, one that finds a slot free gives one back, up to the slot's
 own (``SITEMAP_CONCURRENCY``). A slow server keeps its concurrent fetches; a fast one is
 asked for about what the parser takes, instead of every free fetch landing at once and
-waiting in memory. A page's response gives the slot its whole concurrency back.
+waiting in memory. A page's response gives the slot its whole concurrency back. (A slot's
+``concurrency`` is set as it is; the downloader's ``total_concurrency`` is private:
+``private_names.py``.)
 
 Interfaces for other components (documented in docs/architecture.md):
 
@@ -46,11 +50,14 @@ Interfaces for other components (documented in docs/architecture.md):
 * ``set_crawl_delay(host, seconds, origin="")``: the same, called directly.
 * ``HOST_INTERVAL_OVERRIDES = {"host": seconds}``: a host's base interval instead of
   ``HOST_INTERVAL``.
-* ``request.meta["throttle_wait"]``: seconds a throttled request waited in its slot (set
-  when its response arrives; the wait for a free connection is included).
+* ``await turn(request)`` / ``sent(request)``: the download handler's (waits for the
+  host's turn; the download ended).
+* ``request.meta["throttle_wait"]``: seconds the request waited for its host's turn.
 * ``host_failed(request, reason)`` / ``host_answered(request)``: a transient failure of the
   request's host (returns the ``HostFailure``: the pause, whether the host is given up) /
   an answer from it.
+* the ``run_stopping`` signal (the prompt stop): the requests waiting for their turn fail
+  with ``StopRequested``, unsent.
 * signals it sends (``signals.py``; the run's timeline, ``extensions/timeline.py``, draws
   them): ``host_interval`` (origin, seconds) when an origin is first requested and
   whenever its host's interval in force moves (Crawl-delay, a failing host's pause, the
@@ -59,9 +66,7 @@ Interfaces for other components (documented in docs/architecture.md):
   to it waits out the interval since the invocation before (``pause``) or it is given
   up (``give_up``).
 
-Spacing is per downloader slot, which is the host by default; hosts sharing a slot
-(``CONCURRENT_REQUESTS_PER_IP``, a ``download_slot`` meta key) are spaced by the largest of
-their intervals. One host split across slots cannot be spaced and is warned about.
+Spacing is per host name (its ports and schemes share it), whatever the download slots.
 """
 
 from __future__ import annotations
@@ -72,7 +77,9 @@ from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from scrapy import signals
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import build_from_crawler, load_object
 
 from discovery_crawler.extensions.host_intervals import (
     HostFailure,
@@ -81,8 +88,10 @@ from discovery_crawler.extensions.host_intervals import (
     parse_retry_after,
     valid_seconds,
 )
+from discovery_crawler.extensions.host_turns import HostTurns, LocalBudget
 from discovery_crawler.extensions.job import ResumableJob
 from discovery_crawler.extensions.run import run_of
+from discovery_crawler.extensions.stop import StopRequested
 from discovery_crawler.private_names import set_total_concurrency, total_concurrency
 from discovery_crawler.signals import (
     BACKOFF,
@@ -91,6 +100,7 @@ from discovery_crawler.signals import (
     RETRY_AFTER,
     host_held,
     host_interval,
+    run_stopping,
     sitemap_arrived,
 )
 
@@ -102,21 +112,22 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
+    from discovery_crawler.extensions.host_turns import HostBudget
+
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_STATUSES = frozenset({429, 503})
 CRAWL_DELAY_META = "robots_crawl_delay"
 WAIT_META = "throttle_wait"
-_QUEUED_META = "_throttle_queued_at"
-# A slot with delay 0 ignores its lastseen; a back-off needs a delay to take hold.
-_BACKOFF_DELAY = 0.001
+LOCAL_BUDGET = f"{LocalBudget.__module__}.{LocalBudget.__qualname__}"
 _WAIT_WORTH_COUNTING = 0.005  # seconds; less is scheduling noise
+_LATE = 0.001  # seconds between a turn taken and its request resumed that are re-anchored
 
 
 class HostThrottle:
     """One request per host interval at the server; Crawl-delay and Retry-After honoured."""
 
-    def __init__(self, crawler: Crawler):
+    def __init__(self, crawler: Crawler, budget: HostBudget | None = None):
         settings = crawler.settings
         self.crawler = crawler
         self.stats = crawler.stats
@@ -141,8 +152,12 @@ class HostThrottle:
                 else 0
             ),
         )
-        # Slots of failing hosts, sending one request at a time: key -> (slot, concurrency).
-        self._held: dict[str, tuple[Slot, int]] = {}
+        if budget is None:
+            path = settings.get("HOST_INTERVAL_BUDGET") or LOCAL_BUDGET
+            budget = build_from_crawler(load_object(path), crawler)
+        self.budget: HostBudget = budget
+        self.clock = monotonic  # (the tests' is moved by hand)
+        self.turns = HostTurns(self.intervals, budget)
         # Slots whose sitemap fetches are paced: key -> (slot, its own concurrency, pace).
         self.pacing = settings.getbool("SITEMAP_FETCH_PACING", True)
         self._paced: dict[str, tuple[Slot, int, int]] = {}
@@ -152,21 +167,19 @@ class HostThrottle:
         # retry middleware a moment later, maybe after another one paused the host).
         self._on_their_way: WeakKeyDictionary[Request, tuple[str, int]] = WeakKeyDictionary()
         self._ended: WeakKeyDictionary[Request, tuple[str, int]] = WeakKeyDictionary()
-        self._slot_hosts: dict[str, set[str]] = {}
-        self._host_slots: dict[str, set[str]] = {}
-        self._anchored: dict[str, Slot] = {}  # slot key -> the slot its first response anchored
+        self._anchored: set[str] = set()  # hosts whose first response anchored their interval
         self._said: set[tuple[str, str]] = set()  # (what, host) already logged at INFO
         # The origins requested of each host, and the interval last announced for each
         # (the ``host_interval`` signal: the run's timeline draws it).
         self._origins: dict[str, dict[str, float | None]] = {}
         # A job's hosts: when its last request to each ended (wall clock, in job.json), and
-        # that moment on this process's monotonic clock (an earlier invocation's, or 0).
+        # that moment on this process's monotonic clock (an earlier invocation's).
         self._last_requests: dict[str, float] = {}
         self._earlier: dict[str, float] = {}
         if settings.getbool("AUTOTHROTTLE_ENABLED"):
             logger.warning(
-                "AUTOTHROTTLE_ENABLED and the host throttle both set slot delays; "
-                "the host throttle's interval wins at each request"
+                "AUTOTHROTTLE_ENABLED sets download slot delays on top of the host "
+                "throttle's interval; a request waits for both"
             )
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(
@@ -176,12 +189,49 @@ class HostThrottle:
         crawler.signals.connect(
             self.request_left_downloader, signal=signals.request_left_downloader
         )
+        crawler.signals.connect(self.run_stopping, signal=run_stopping)
         if self.pacing:
             crawler.signals.connect(self.sitemap_arrived, signal=sitemap_arrived)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
+
+    # -- the download handler's --------------------------------------------------------
+    async def turn(self, request: Request) -> None:
+        """Wait for the turn of ``request``'s host; it is then sent at once. Raises
+        ``StopRequested`` when the run stops meanwhile, and what the budget raised (Redis
+        lost: ``IgnoreRequest``)."""
+        host = _host(request)
+        started = self.clock()
+        waiter = self.turns.turn(host, request)
+        if waiter is None:
+            request.meta[WAIT_META] = 0.0
+            return
+        taken = await maybe_deferred_to_future(waiter)
+        now = self.clock()
+        if now - taken > _LATE:
+            # The loop resumed this request late after its turn was taken: its send, not
+            # the turn, is what the host sees, so the next turn counts from now (in
+            # Redis, no other worker took one meanwhile unless it was an interval late).
+            self.budget.anchor(host)
+        waited = now - started
+        request.meta[WAIT_META] = waited
+        if waited < _WAIT_WORTH_COUNTING:
+            return
+        state = self.intervals.state(host)
+        state.waits += 1
+        state.wait_seconds += waited
+        self.stats.inc_value("throttle/waits")
+        self.stats.inc_value("throttle/wait_seconds", waited)
+
+    def sent(self, request: Request) -> None:
+        """``request``'s download ended (answered, failed or cancelled)."""
+        self.turns.done(_host(request), request)
+
+    def run_stopping(self) -> int:
+        """The run is stopping: the requests waiting for their turn fail unsent (how many)."""
+        return self.turns.drop(lambda: StopRequested("the run is stopping: not sent"))
 
     # -- interface for other components --------------------------------------------------
     def set_crawl_delay(self, host: str, seconds: float | None, origin: str = "") -> None:
@@ -216,7 +266,7 @@ class HostThrottle:
             cap,
             change.old,
         )
-        self._refresh_slots_of(host)
+        self.turns.changed(host)
         self._announce(host)
 
     def host_failed(self, request: Request, reason: str = "") -> HostFailure:
@@ -230,12 +280,14 @@ class HostThrottle:
         # before that pause began (another failure reached us first).
         on_their_way = self._on_their_way.pop(request, None) == current
         ended_before = self._ended.pop(request, current) != current
-        failure = self.intervals.fail(host, monotonic(), counted=not (on_their_way or ended_before))
+        now = self.clock()
+        failure = self.intervals.fail(host, now, counted=not (on_their_way or ended_before))
         if failure.counted:
             self._tag_on_their_way(host, state.round, request)
         if failure.pause:
             self.stats.inc_value("throttle/host_paused")
             self.stats.inc_value("throttle/host_pause_seconds", failure.pause)
+            self.budget.hold(host, state.not_before - now)
             level = logging.INFO if failure.failures == 2 else logging.DEBUG
             logger.log(
                 level,
@@ -255,7 +307,7 @@ class HostThrottle:
                 failure.failures,
                 reason or "failure",
             )
-        self._refresh_slots_of(host)
+        self.turns.changed(host)
         origin = _origin(request)
         if failure.pause:  # the pause from now (failure.pause: what it added to the wait)
             self._send_hold(origin, BACKOFF, state.pause)
@@ -281,7 +333,7 @@ class HostThrottle:
         self.stats.inc_value("throttle/host_recovered")
         if streak > 1:
             logger.info("Throttle: %s answers again after %d failures in a row", host, streak)
-        self._refresh_slots_of(host, resume=True)
+        self.turns.changed(host)  # its waiting requests go at its interval again
         self._announce(host)
 
     @property
@@ -299,32 +351,25 @@ class HostThrottle:
             # The host sees one crawler whatever our invocations: a job's next chunk waits
             # the interval from the last request of the chunk before.
             self._last_requests = job.last_requests()
-            wall, now = time(), monotonic()
+            wall, now = time(), self.clock()
             for host, at in self._last_requests.items():
                 if isinstance(at, int | float):
-                    self._earlier[host] = now - max(0.0, wall - at)
+                    ago = max(0.0, wall - at)
+                    self._earlier[host] = now - ago
+                    self.budget.anchor(host, ago)
 
     def request_reached_downloader(self, request: Request, spider: Spider) -> None:
         host = _host(request)
         if CRAWL_DELAY_META in request.meta:
             self.set_crawl_delay(host, request.meta[CRAWL_DELAY_META], _origin(request))
-        key = request.meta.get("download_slot")
-        slot = self._slot(key)
         origins = self._origins.setdefault(host, {})
         first = not origins
         origins.setdefault(_origin(request), None)
-        if slot is None:
-            self._announce(host)
-            return
-        self._remember(key, host)
-        self._configure(key, slot)
-        if slot.delay > 0:  # the throttle may hold this one: measure how long
-            request.meta[_QUEUED_META] = monotonic()
         self._announce(host)
         if first and (earlier := self._earlier.get(host)):
             # The job's invocation before sent its last request to this host lately: the
             # first one of this invocation waits out the rest of the interval.
-            wait = earlier + slot.delay - monotonic()
+            wait = earlier + self.intervals.interval_for(host) - self.clock()
             if wait >= _WAIT_WORTH_COUNTING:
                 self._send_hold(_origin(request), PAUSE, wait)
 
@@ -336,8 +381,19 @@ class HostThrottle:
 
     def response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:
         host = _host(request)
-        self._measure_wait(request, host)
-        self._anchor_first(request)
+        if host not in self._anchored:
+            # A host's first request spends DNS, TCP and TLS set-up on its way that the
+            # next one, reusing its connection, skips, so their arrivals are closer than
+            # their sends: the interval after it counts from its response.
+            self._anchored.add(host)
+            if self.intervals.interval_for(host) > 0:
+                self.budget.anchor(host)
+                self.turns.changed(host)
+        elif self.budget.answers_anchor and self.intervals.interval_for(host) > 0:
+            # Sends of several processes: one delayed on its way (its sender or the
+            # server's reader descheduled) would arrive close to the next one another
+            # worker sent on time; counted from its answer, it cannot.
+            self.budget.anchor(host)
         if self._paced and "attempt" not in request.meta:  # a page, not a sitemap document
             self._unpace(request.meta.get("download_slot"))
         if response.status not in RETRY_AFTER_STATUSES:
@@ -358,7 +414,8 @@ class HostThrottle:
                 value.decode("latin-1"),
             )
             return
-        wait, capped = self.intervals.back_off(host, seconds, monotonic())
+        wait, capped = self.intervals.back_off(host, seconds, self.clock())
+        self.budget.hold(host, wait)
         self.stats.inc_value("throttle/retry_after")
         self.stats.inc_value(f"throttle/retry_after/{response.status}")
         self.stats.max_value("throttle/retry_after_max_seconds", seconds)
@@ -374,70 +431,15 @@ class HostThrottle:
             wait,
             cap,
         )
-        self._refresh_slots_of(host)
+        self.turns.changed(host)
         self._send_hold(_origin(request), RETRY_AFTER, wait)
 
-    # -- slots -------------------------------------------------------------------------
+    # -- sitemap pacing (download slots' concurrency) ----------------------------------
     def _slot(self, key: str | None) -> Slot | None:
         slots = getattr(self.crawler.engine.downloader, "slots", None)
         if key is None or slots is None:
             return None
         return slots.get(key)
-
-    def _remember(self, key: str, host: str) -> None:
-        hosts = self._slot_hosts.setdefault(key, set())
-        if host in hosts:
-            return
-        hosts.add(host)
-        keys = self._host_slots.setdefault(host, set())
-        keys.add(key)
-        if len(keys) == 2:
-            self.stats.inc_value("throttle/split_hosts")
-            logger.warning(
-                "Throttle: requests to %s go through several download slots (%s); "
-                "the interval holds per slot only",
-                host,
-                ", ".join(sorted(keys)),
-            )
-
-    def _configure(self, key: str, slot: Slot) -> None:
-        hosts = self._slot_hosts[key]
-        intervals = self.intervals
-        if len(hosts) == 1:
-            (host,) = hosts
-            interval = intervals.interval_for(host)
-            not_before = intervals.not_before(host)
-            pause = intervals.pause_of(host)
-        else:
-            interval = max(intervals.interval_for(h) for h in hosts)
-            not_before = max(intervals.not_before(h) for h in hosts)
-            pause = max(intervals.pause_of(h) for h in hosts)
-        earlier = max((self._earlier.get(h, 0.0) for h in hosts), default=0.0)
-        slot.lastseen = max(slot.lastseen, earlier)  # the earlier invocation's last request
-        slot.jitter = 0.0  # the interval is a floor, not an average
-        self._hold(key, slot, pause > 0)
-        # A failing host's requests leave one per pause at most: a probe that fails at once
-        # pauses the host again before the next one may leave.
-        interval = max(interval, pause)
-        if not_before > monotonic():
-            slot.delay = max(interval, _BACKOFF_DELAY)
-            # The slot sends next at lastseen + delay: make that the end of the back-off.
-            slot.lastseen = max(slot.lastseen, not_before - slot.delay)
-        else:
-            slot.delay = interval
-
-    def _hold(self, key: str, slot: Slot, failing: bool) -> None:
-        """A failing host's slot sends one request at a time; its concurrency comes back
-        when the host answers."""
-        held = self._held.get(key)
-        if failing:
-            if held is None or held[0] is not slot:
-                self._held[key] = (slot, slot.concurrency)
-            slot.concurrency = 1
-        elif held is not None:
-            del self._held[key]
-            if held[0] is slot:
-                slot.concurrency = held[1]
 
     def sitemap_arrived(self, request: Request | None, waiting: int) -> None:
         """One less concurrent fetch for the document's slot when it has to wait for a parse
@@ -446,20 +448,14 @@ class HostThrottle:
         slot = self._slot(key)
         if key is None or slot is None:
             return
-        held = self._held.get(key)
-        if held is not None and held[0] is not slot:
-            held = None
         paced = self._paced.get(key)
         if paced is None or paced[0] is not slot:  # first paced here, or a new slot
-            full = pace = held[1] if held is not None else slot.concurrency
+            full = pace = slot.concurrency
         else:
             _, full, pace = paced
         pace = max(1, pace - 1) if waiting else min(full, pace + 1)
         self._paced[key] = (slot, full, pace)
-        if held is not None:  # a failing host sends one at a time: the pace comes after
-            self._held[key] = (slot, pace)
-        else:
-            slot.concurrency = pace
+        slot.concurrency = pace
         self._pace_downloader()
         if waiting:
             self.stats.inc_value("throttle/sitemap_paced")
@@ -480,65 +476,16 @@ class HostThrottle:
         if paced is None:
             return
         slot, full, _ = paced
-        held = self._held.get(key)  # type: ignore[arg-type]
-        if held is not None and held[0] is slot:
-            self._held[key] = (slot, full)  # type: ignore[index]
-        elif self._slot(key) is slot:
+        if self._slot(key) is slot:
             slot.concurrency = full
         self._pace_downloader()
 
     def _tag_on_their_way(self, host: str, round_: int, failed: Request) -> None:
-        """Tag the requests to ``host`` that its slots already let go (active, no longer
-        queued: being sent, or about to be) when its pause of ``round_`` begins."""
-        for key in self._host_slots.get(host, ()):
-            slot = self._slot(key)
-            if slot is None:
-                continue
-            queued = {id(request) for request, _ in slot.queue}
-            for request in slot.active:
-                if request is failed or id(request) in queued or _host(request) != host:
-                    continue
+        """Tag the requests to ``host`` past their turn and not done (being sent, or about
+        to be) when its pause of ``round_`` begins."""
+        for request in self.turns.sending(host):
+            if request is not failed:
                 self._on_their_way[request] = (host, round_)
-
-    def _refresh_slots_of(self, host: str, resume: bool = False) -> None:
-        for key in self._host_slots.get(host, ()):
-            slot = self._slot(key)
-            if slot is None:
-                continue
-            self._configure(key, slot)
-            if resume and slot.latercall is not None and slot.transferring:
-                # The probe left with the next send scheduled a pause later; the host
-                # answered, so drop that wait: the downloader processes the slot's queue
-                # again as this download ends, at the slot's interval.
-                slot.latercall.cancel()
-                slot.latercall = None
-
-    def _anchor_first(self, request: Request) -> None:
-        """A slot's first request spends DNS, TCP and TLS set-up on its way that the next
-        one, reusing its connection, skips, so their arrivals are closer than their sends.
-        Count the interval after it from its response, which came after its arrival."""
-        key = request.meta.get("download_slot")
-        slot = self._slot(key)
-        if key is None or slot is None or self._anchored.get(key) is slot:
-            return
-        self._anchored[key] = slot
-        if slot.delay > 0:
-            slot.lastseen = max(slot.lastseen, monotonic())
-
-    def _measure_wait(self, request: Request, host: str) -> None:
-        queued = request.meta.pop(_QUEUED_META, None)
-        latency = request.meta.get("download_latency")
-        if queued is None or latency is None:
-            return
-        waited = max(0.0, monotonic() - queued - latency)
-        request.meta[WAIT_META] = waited
-        if waited < _WAIT_WORTH_COUNTING:
-            return
-        state = self.intervals.state(host)
-        state.waits += 1
-        state.wait_seconds += waited
-        self.stats.inc_value("throttle/waits")
-        self.stats.inc_value("throttle/wait_seconds", waited)
 
     # -- what the timeline draws -------------------------------------------------------
     def _announce(self, host: str) -> None:

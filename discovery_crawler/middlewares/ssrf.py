@@ -279,13 +279,17 @@ def guard_policy(settings: Any) -> AddressPolicy:
 
 
 # The handlers whose connections resolve through the reactor's resolver (the pins).
-# The distributed mode's handler is HTTP11's, waiting for its host's turn first.
-GUARDED_HANDLERS = frozenset(
-    {
-        "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler",
-        "discovery_crawler.distributed.interval.RedisIntervalHandler",
-    }
-)
+HTTP11_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"
+# The project's handler waits for the host's turn, then hands the request to the handler
+# that connects (HOST_INTERVAL_HANDLER): guarded when that one is.
+HOST_TURN_HANDLER = "discovery_crawler.handlers.HostTurnHandler"
+GUARDED_HANDLERS = frozenset({HTTP11_HANDLER, HOST_TURN_HANDLER})
+
+
+def _path(handler: Any) -> str:
+    if isinstance(handler, str):
+        return handler
+    return f"{getattr(handler, '__module__', '')}.{getattr(handler, '__qualname__', handler)}"
 
 
 def unguarded_connections(settings: Any) -> str | None:
@@ -296,10 +300,18 @@ def unguarded_connections(settings: Any) -> str | None:
     handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
     for scheme in ("http", "https"):
         handler = handlers.get(scheme)
-        path = handler if isinstance(handler, str) else getattr(handler, "__qualname__", handler)
-        if handler is not None and str(path) not in GUARDED_HANDLERS:
+        if handler is None:
+            continue
+        path = _path(handler)
+        if path not in GUARDED_HANDLERS:
             return (
                 f"DOWNLOAD_HANDLERS[{scheme!r}] is {path}: only Scrapy's HTTP/1.1 handler "
+                "connects through the guard's resolver"
+            )
+        inner = settings.get("HOST_INTERVAL_HANDLER") or HTTP11_HANDLER
+        if path == HOST_TURN_HANDLER and _path(inner) != HTTP11_HANDLER:
+            return (
+                f"HOST_INTERVAL_HANDLER is {_path(inner)}: only Scrapy's HTTP/1.1 handler "
                 "connects through the guard's resolver"
             )
     return None

@@ -184,8 +184,7 @@ def check_setting_values(settings: BaseSettings) -> None:
 
 
 REDIS_SCHEDULER = "discovery_crawler.distributed.scheduler.RedisScheduler"
-REDIS_INTERVAL_HANDLER = "discovery_crawler.distributed.interval.RedisIntervalHandler"
-HTTP11_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"
+REDIS_INTERVAL_BUDGET = "discovery_crawler.distributed.interval.RedisBudget"
 REDIS_JOB_SETTING = "REDIS_JOB"  # read by the RedisScheduler (distributed/scheduler.py)
 
 
@@ -225,16 +224,13 @@ def distributed_settings(
     spider: str, arguments: dict[str, Any], options: RunOptions, settings: BaseSettings
 ) -> None:
     """With ``REDIS_URL``, as the crawler is configured: the Redis scheduler and its job,
-    and HTTP(S) sent through the handler that keeps each host's interval job-wide (unless
-    another handler was chosen: rendering's). Local runs are left exactly as they were."""
+    and the hosts' turns kept in Redis, so each host's interval, Retry-After and back-off
+    pauses hold job-wide (``HOST_INTERVAL_BUDGET``). Local runs are left as they were."""
     if not settings.get("REDIS_URL") or settings.frozen:
         return
     settings.set("SCHEDULER", REDIS_SCHEDULER, priority="spider")
     settings.set(REDIS_JOB_SETTING, distributed_job(spider, arguments, options), "spider")
-    handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
-    for scheme in ("http", "https"):
-        if handlers.get(scheme) in (HTTP11_HANDLER, None):
-            settings["DOWNLOAD_HANDLERS"].set(scheme, REDIS_INTERVAL_HANDLER, priority="spider")
+    settings.set("HOST_INTERVAL_BUDGET", REDIS_INTERVAL_BUDGET, priority="spider")
 
 
 def check_state_origin(options: RunOptions) -> None:

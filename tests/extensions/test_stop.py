@@ -1,13 +1,13 @@
 """The prompt stop's parts in process (``extensions/stop.py``, ``middlewares/stop.py``): the
 signal handlers chain to Scrapy's (first: Scrapy's graceful stop and nothing more sent;
-second: the close stops waiting; third: Scrapy's unclean shutdown), a request queued in a
-downloader slot is dropped unsent, and the middleware hands requests back unsent. The whole
+second: the close stops waiting; third: Scrapy's unclean shutdown), a request waiting for
+its host's turn is dropped unsent, and the middleware hands requests back unsent. The whole
 run, measured at a server, is ``e2e/test_stop.py``'s."""
 
 from __future__ import annotations
 
 import signal
-from collections import deque
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,7 +19,9 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from discovery_crawler.extensions.stop import SHUTDOWN_SIGNALS, PromptStop, StopRequested
+from discovery_crawler.extensions.throttle import HostThrottle
 from discovery_crawler.middlewares.stop import StopMiddleware
+from tests.extensions.fake_time import use_fake_time
 
 
 class FakeProcess(CrawlerProcessBase):
@@ -53,19 +55,6 @@ def handlers():
     yield
     for sig, handler in saved.items():
         signal.signal(sig, handler)
-
-
-class Slot:
-    def __init__(self, queued: int, transferring: int = 0):
-        self.queue: deque[tuple[Request, Deferred[Any]]] = deque(
-            (Request(f"https://example.com/{i}"), Deferred()) for i in range(queued)
-        )
-        self.transferring = {Request(f"https://example.com/t{i}") for i in range(transferring)}
-
-
-class Engine:
-    def __init__(self, slots: dict[str, Slot]):
-        self.downloader = type("Downloader", (), {"slots": slots})()
 
 
 def prompt_stop(**settings: Any) -> tuple[PromptStop, list[tuple[Any, ...]]]:
@@ -109,23 +98,31 @@ def test_handlers_are_left_alone_when_they_are_not_scrapys(handlers):
     assert all(signal.getsignal(sig) is mine for sig in SHUTDOWN_SIGNALS)
 
 
-def test_the_first_signal_drops_what_waits_in_the_slots_unsent():
-    stop, _ = prompt_stop()
-    slots = {"a": Slot(queued=3, transferring=1), "b": Slot(queued=2)}
-    stop.crawler.engine = Engine(slots)  # type: ignore[assignment]
-    waiting = [d for slot in slots.values() for _, d in slot.queue]
+def test_the_first_signal_drops_what_waits_for_its_hosts_turn_unsent():
+    stop, _ = prompt_stop(HOST_INTERVAL=1.0)
+    throttle = HostThrottle.from_crawler(stop.crawler)  # it answers the run_stopping signal
+    use_fake_time(throttle)
+    waiting: list[Deferred[None]] = []
+    for host, n in (("a.example", 3), ("b.example", 2)):
+        for i in range(n):
+            waiter = throttle.turns.turn(host, Request(f"https://{host}/{i}"))
+            if waiter is not None:  # each host's first one went: the others wait
+                waiting.append(waiter)
     failures: list[Any] = []
-    for d in waiting:
-        d.addErrback(failures.append)
+    for waiter in waiting:
+        waiter.addErrback(failures.append)
+    downloader = SimpleNamespace(active={Request(f"https://x.example/{i}") for i in range(5)})
+    stop.crawler.engine = SimpleNamespace(downloader=downloader)  # type: ignore[assignment]
     stop.stop_sending(signal.SIGTERM)
     assert stop.stopping
-    assert all(not slot.queue for slot in slots.values())
-    assert len(failures) == 5
+    assert len(failures) == 3 and throttle.turns.waiting() == 0
     assert all(f.check(StopRequested) for f in failures)
-    assert stop.stats.get_value("stop/dropped") == 5
+    assert stop.stats.get_value("stop/dropped") == 3
     assert stop.stats.get_value("stop/signal") == "SIGTERM"
     stop.stop_sending(signal.SIGTERM)  # once
-    assert stop.stats.get_value("stop/dropped") == 5
+    assert stop.stats.get_value("stop/dropped") == 3
+    stop.dropped()  # one more reached the download handler afterwards
+    assert stop.stats.get_value("stop/dropped") == 4
 
 
 def test_off_by_setting():

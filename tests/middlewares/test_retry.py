@@ -1,17 +1,15 @@
 """The retry middleware (``middlewares/retry.py``) in-process, with the host throttle it
-paces retries through, on requests, responses and failures made here; a downloader slot is
-Scrapy's own ``Slot``. End to end (a host down mid-crawl): ``tests/e2e/test_retries.py``."""
+paces retries through, on requests, responses and failures made here; the host's turns on
+a clock the test moves. End to end (a host down mid-crawl): ``tests/e2e/test_retries.py``."""
 
 from __future__ import annotations
 
 import logging
 from time import monotonic
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from scrapy import Request, Spider
-from scrapy.core.downloader import Slot
 from scrapy.exceptions import DownloadConnectionRefusedError, DownloadTimeoutError, NotConfigured
 from scrapy.http import HtmlResponse
 
@@ -19,6 +17,7 @@ from discovery_crawler.extensions.run import DiscoveryRun, run_of
 from discovery_crawler.extensions.throttle import HostThrottle
 from discovery_crawler.middlewares.retry import BackoffRetryMiddleware
 from tests.conftest import free_port, run_crawler
+from tests.extensions.fake_time import use_fake_time
 
 HOST = "127.0.0.1"
 U = f"http://{HOST}:{free_port()}"  # nothing listens: never reached
@@ -49,20 +48,11 @@ def answer(mw: BackoffRetryMiddleware, request: Request, status: int = 200):
     return mw.process_response(request, response)
 
 
-def with_slot(crawler, throttle: HostThrottle, *requests: Request, concurrency: int = 8):
-    """Put a downloader (Scrapy's Slot) under the throttle, the requests in its slot."""
-    slot = Slot(concurrency, 0.0, 0.0)
-    crawler.engine = SimpleNamespace(downloader=SimpleNamespace(slots={HOST: slot}))
+def sent(throttle: HostThrottle, *requests: Request) -> None:
+    """Each request takes its host's turn (none may wait: HOST_INTERVAL 0), as the
+    download handler asks before sending."""
     for request in requests:
-        with_slot_request(crawler, throttle, slot, request)
-    return slot
-
-
-def with_slot_request(crawler, throttle: HostThrottle, slot: Slot, request: Request) -> None:
-    """``request`` reaches the slot, as the downloader tells the throttle."""
-    request.meta["download_slot"] = HOST
-    slot.active.add(request)
-    throttle.request_reached_downloader(request, crawler.spider)
+        assert throttle.turns.turn(HOST, request) is None
 
 
 # -- what is retried, and when ---------------------------------------------------------------
@@ -192,40 +182,46 @@ def test_the_run_record_gets_the_summary():
     assert run_of(crawler).record.as_dict()["retries"]["settings"]["times"] == 5
 
 
-# -- the host's slot ---------------------------------------------------------------------------
+# -- the host's turns ----------------------------------------------------------------------
 def test_a_failing_host_sends_one_request_at_a_time_until_it_answers():
-    crawler, mw, throttle = build(RETRY_BACKOFF_BASE=2.0)
+    _, mw, throttle = build(RETRY_BACKOFF_BASE=2.0, HOST_INTERVAL=0.5)
+    fake = use_fake_time(throttle)
     first = Request(f"{U}/a")
-    slot = with_slot(crawler, throttle, first)
-    refused(mw, first)
-    assert slot.concurrency == 1 and slot.delay >= 2.0  # one probe per pause at most
-    assert slot.lastseen + slot.delay == pytest.approx(throttle.intervals.not_before(HOST))
-    probe = Request(f"{U}/b")
-    with_slot_request(crawler, throttle, slot, probe)
-    assert slot.concurrency == 1  # a request reaching the slot meanwhile changes nothing
-    # the probe is sent; the slot schedules its next send a pause later
-    slot.transferring.add(probe)
-    slot.latercall = later = SimpleNamespace(cancelled=False)
-    later.cancel = lambda: setattr(later, "cancelled", True)
-    answer(mw, probe)
-    assert slot.concurrency == 8  # it answered: the slot's own concurrency again
-    assert later.cancelled and slot.latercall is None  # and no waiting out that pause
+    sent(throttle, first)
+    throttle.sent(first)  # its download failed...
+    refused(mw, first)  # ...and the failure reaches the middleware: a 2 s pause
+    probe, then = Request(f"{U}/b"), Request(f"{U}/c")
+    waiting = [throttle.turns.turn(HOST, probe), throttle.turns.turn(HOST, then)]
+    assert fake.pending() == [pytest.approx(2.0)]  # one probe per pause at most
+    fake.advance(2.0)
+    assert waiting[0].called and not waiting[1].called
+    fake.advance(10.0)
+    assert not waiting[1].called  # one at a time: the probe is still on its way
+    answer(mw, probe)  # it answered: the next one goes at the host's interval
+    assert waiting[1].called
 
 
 def test_requests_already_on_their_way_do_not_grow_the_pause():
-    crawler, mw, throttle = build(RETRY_BACKOFF_BASE=1.0)
-    first, sent, late = Request(f"{U}/a"), Request(f"{U}/b"), Request(f"{U}/late")
-    queued = Request(f"{U}/c")
-    slot = with_slot(crawler, throttle, first, sent, late, queued)
-    slot.queue.append((queued, None))  # still queued: it leaves after the pause, a probe
+    crawler, mw, throttle = build(RETRY_BACKOFF_BASE=1.0, HOST_INTERVAL=0)
+    fake = use_fake_time(throttle)
+    first, on_way, late = Request(f"{U}/a"), Request(f"{U}/b"), Request(f"{U}/late")
+    sent(throttle, first, on_way, late)
     state = throttle.intervals.state(HOST)
+    throttle.sent(first)
     refused(mw, first)
-    retry = refused(mw, sent)  # sent before the pause began: the same outage seen again
+    queued = Request(f"{U}/c")
+    waiter = throttle.turns.turn(HOST, queued)  # waits: it leaves after the pause, a probe
+    assert waiter is not None and not waiter.called
+    throttle.sent(on_way)
+    retry = refused(mw, on_way)  # sent before the pause began: the same outage seen again
     assert (state.failures, state.pause) == (1, 1.0)
     assert retry not in throttle._on_their_way  # its retry will be a probe
+    throttle.sent(late)
     answer(mw, late)  # answered, but sent before the pause began: no news of the host
     assert throttle.intervals.failing(HOST)
-    slot.queue.clear()
+    fake.advance(1.0)
+    assert waiter.called
+    throttle.sent(queued)
     refused(mw, queued)  # the probe failed: the host is still down
     assert (state.failures, state.pause) == (2, 2.0)
     assert crawler.stats.get_value("throttle/host_paused") == 2

@@ -245,6 +245,14 @@ def test_the_guard_refuses_to_run_where_connections_would_bypass_it():
         f"DOWNLOAD_HANDLERS['https'] is {aiohttp}: only Scrapy's HTTP/1.1 handler connects "
         "through the guard's resolver"
     )
+    # The project's handler waits for the host's turn, then connects through its inner one
+    turns = "discovery_crawler.handlers.HostTurnHandler"
+    assert unguarded_connections(Settings({"DOWNLOAD_HANDLERS": {"https": turns}})) is None
+    wrapped = Settings({"DOWNLOAD_HANDLERS": {"https": turns}, "HOST_INTERVAL_HANDLER": aiohttp})
+    assert unguarded_connections(wrapped) == (
+        f"HOST_INTERVAL_HANDLER is {aiohttp}: only Scrapy's HTTP/1.1 handler connects "
+        "through the guard's resolver"
+    )
     reactorless = Settings({"TWISTED_REACTOR_ENABLED": False})
     assert "TWISTED_REACTOR_ENABLED is off" in unguarded_connections(reactorless)
     with pytest.raises(ValueError, match="SSRF_GUARD_ENABLED: TWISTED_REACTOR_ENABLED is off"):
