@@ -109,6 +109,8 @@ _FETCHED_KINDS = ("page", "paginated")  # followed; pagination is how a BFS reac
 # meta: a distributed job's page request this worker claimed (distributed/scheduler.py)
 JOB_CLAIMED = "job_claimed"
 JOB_MET = "job_met"  # the job requested the page before (another worker's record)
+# a page a dead worker fetched, leased again: the job's scheduler sets it (cite)
+FETCHED_AGAIN = "job_fetched_again"
 DEFAULT_PAGE_MAX_BYTES = 15 * 1024 * 1024  # Googlebot reads the first 15 MB of an HTML page
 
 
@@ -365,6 +367,8 @@ class LinkCrawl:
         self._in_flight: Counter[int] = Counter()
         self.walk_over: Callable[[], bool] | None = None
         self._poller: LoopingCall | None = None  # a distributed job's release poll
+        # a distributed job: the citations of the page fetched again being read (cite)
+        self._again: list[tuple[str, dict[str, Any]]] | None = None
         crawler.signals.connect(self._dropped, signal=signals.request_dropped)
         crawler.signals.connect(self._idle, signal=signals.spider_idle)
 
@@ -468,6 +472,11 @@ class LinkCrawl:
             if claimed == 0:  # another worker requested it: its record is that worker's
                 record.counts["unique"] -= 1
                 meta[JOB_MET] = True
+                if meta.get("via") != "sitemap":
+                    # requested in this form by the job: should this worker fetch it (a
+                    # lease of the job's, a dead worker's page again), its record takes
+                    # the requested form, and the forms met meanwhile wait for it
+                    record.seen.twins.expect(twin_key(url), url)
                 return None
             over = claimed < 0
         else:
@@ -828,10 +837,15 @@ class LinkCrawl:
     # -- responses ------------------------------------------------------------------------
     def parse_page(self, response: Response) -> Iterator[UrlBatch | Request]:
         """A page's answer (``_parse_page``); then whatever level it let go (``release``)."""
+        if response.meta.get(FETCHED_AGAIN):
+            self._again = []  # its links met before: their citations go to the job
         try:
             yield from self._parse_page(response)
         finally:
             self._in_flight[response.meta.get("depth", 0)] -= 1
+            again, self._again = self._again, None
+            if again and self.run.frontier is not None:
+                self.run.frontier.cite(again)
             self._job_page_done(response.request)
         yield from self.release()
         self._job_held()
@@ -1288,6 +1302,7 @@ class LinkCrawl:
         # A link is held for its level (``release``); a redirect's target, or a link
         # never to be fetched, is admitted at once.
         hold = self._hold if redirect is None and reason is None else None
+        again = self._again if hold is not None else None
         malformed = other = renamed = aliased = over_limit = 0
         for href, el in links:
             # Resolve: absolute and root-relative links without dot segments need no
@@ -1322,6 +1337,10 @@ class LinkCrawl:
             if union is not None and (redirect is None or linked):
                 union.linked(key, url)
             if not seen_add(key):
+                if again is not None:  # a dead worker's page fetched again: cited anew
+                    anchor = el if el is None or el.__class__ is str else anchor_text(el)
+                    citation = {"via": "link", "found_on": page, "anchor": anchor}
+                    again.append((key, {**citation, "depth": next_depth}))
                 if held:
                     cited = held.get(key)
                     if cited is not None:

@@ -12,8 +12,9 @@ is stored; the worker that ends the job writes the job's one inventory.
   the job's inventory — and says in its crawl-log entry (``distributed``) which workers
   did what. Then the job's keys are deleted.
 - A worker whose records never came (killed before its feed was stored): named in one
-  warning line and in the crawl log (``missing_workers``); its pages are not in the
-  job's inventory.
+  warning line and in the crawl log (``missing_workers``). Nothing of it is lost: every
+  page it fetched and sitemap it read stayed on its account (``read:<worker>``) until
+  its hand-over, so the others fetched them again once its heartbeat lapsed.
 
 Needs a local JSON-lines feed (the default ``<out>/inventory.jsonl``, or ``-O x.jsonl``)."""
 
@@ -188,8 +189,8 @@ class JobResult:
         if missing:
             record.warn(
                 f"job {keys.name}: {len(missing)} worker(s) stopped before handing over their "
-                f"records ({', '.join(missing)}): the pages they fetched are not in the "
-                "job's inventory (the sitemaps they read were read again by the others)"
+                f"records ({', '.join(missing)}): the pages they fetched and the sitemaps "
+                "they read were fetched again by the others"
             )
         if written:
             record.note(
