@@ -367,8 +367,8 @@ class LinkCrawl:
         self._in_flight: Counter[int] = Counter()
         self.walk_over: Callable[[], bool] | None = None
         self._poller: LoopingCall | None = None  # a distributed job's release poll
-        # a distributed job: the citations of the page fetched again being read (cite)
-        self._again: list[tuple[str, dict[str, Any]]] | None = None
+        # a distributed job: the page being read is a dead worker's, fetched again
+        self._again = False
         crawler.signals.connect(self._dropped, signal=signals.request_dropped)
         crawler.signals.connect(self._idle, signal=signals.spider_idle)
 
@@ -515,6 +515,27 @@ class LinkCrawl:
         if claimed > 0:
             meta[JOB_CLAIMED] = True
         return claimed
+
+    def _claim_again(self, url: str, depth: int, page: str, el: Any) -> Request | None:
+        """A link met before, on a dead worker's page fetched again (``FETCHED_AGAIN``):
+        claimed anew, so its citation from this page is weighed (one run cites it from
+        here when its level is admitted), and its page requested here should the dead
+        worker's claim have been given back (REAP) before its request was queued."""
+        if url_kind(url) not in _FETCHED_KINDS or not self._bfs_policy().decide(url, "page").keep:
+            return None
+        if self.bfs_max_depth is not None and depth > self.bfs_max_depth:
+            return None
+        anchor = el if el is None or el.__class__ is str else anchor_text(el)
+        meta: dict[str, Any] = {"via": "link", "found_on": page, "anchor": anchor}
+        if self._job_claim(twin_key(url), depth, meta) <= 0:
+            return None  # the job has it (or its budget is spent: its record is another's)
+        self.record.counts["unique"] += 1
+        self.account.requested += 1
+        self.crawler.stats.inc_value("links/requested")
+        self.crawler.stats.inc_value("links/claimed_again")
+        self.record.seen.twins.expect(twin_key(url), url)
+        meta["slug"] = self.run.slugs.slugs_many([url], normalized_paths([url]))[0]
+        return self._bfs_request(url, depth, meta)
 
     def _job_page_done(self, request: Request) -> None:
         """A distributed job: the page's links are held (told to the job first), so it
@@ -837,15 +858,12 @@ class LinkCrawl:
     # -- responses ------------------------------------------------------------------------
     def parse_page(self, response: Response) -> Iterator[UrlBatch | Request]:
         """A page's answer (``_parse_page``); then whatever level it let go (``release``)."""
-        if response.meta.get(FETCHED_AGAIN):
-            self._again = []  # its links met before: their citations go to the job
+        self._again = bool(response.meta.get(FETCHED_AGAIN))  # its links claimed again
         try:
             yield from self._parse_page(response)
         finally:
+            self._again = False
             self._in_flight[response.meta.get("depth", 0)] -= 1
-            again, self._again = self._again, None
-            if again and self.run.frontier is not None:
-                self.run.frontier.cite(again)
             self._job_page_done(response.request)
         yield from self.release()
         self._job_held()
@@ -1302,7 +1320,7 @@ class LinkCrawl:
         # A link is held for its level (``release``); a redirect's target, or a link
         # never to be fetched, is admitted at once.
         hold = self._hold if redirect is None and reason is None else None
-        again = self._again if hold is not None else None
+        again = self._again and hold is not None
         malformed = other = renamed = aliased = over_limit = 0
         for href, el in links:
             # Resolve: absolute and root-relative links without dot segments need no
@@ -1337,10 +1355,10 @@ class LinkCrawl:
             if union is not None and (redirect is None or linked):
                 union.linked(key, url)
             if not seen_add(key):
-                if again is not None:  # a dead worker's page fetched again: cited anew
-                    anchor = el if el is None or el.__class__ is str else anchor_text(el)
-                    citation = {"via": "link", "found_on": page, "anchor": anchor}
-                    again.append((key, {**citation, "depth": next_depth}))
+                if again:
+                    request = self._claim_again(url, next_depth, page, el)
+                    if request is not None:
+                        requests.append(request)
                 if held:
                     cited = held.get(key)
                     if cited is not None:

@@ -82,7 +82,7 @@ CLAIMED_META = "job_claimed"  # set by the link crawl on a request it claimed (c
 # set by the sitemap walk on a sitemap or robots.txt request it shared with the job
 # (share_sitemap): its place in one run's reading order
 SITEMAP_META = "job_sitemap"
-# on a page a dead worker fetched, handed back and leased again (the link crawl cites)
+# on a page a dead worker leased or fetched, handed back and leased again (links.py)
 FETCHED_AGAIN = "job_fetched_again"
 DEFAULT_HEARTBEAT_TIMEOUT = 30.0
 IDLE_POLL_SECONDS = 0.5
@@ -141,7 +141,6 @@ class RedisScheduler(BaseScheduler):
         self._reap = register(scripts.REAP)
         self._pending = register(scripts.PENDING)
         self._claim = register(scripts.CLAIM)
-        self._cite = register(scripts.CITE)
         self._below = register(scripts.BELOW)
         self._share_sitemap = register(scripts.SHARE_SITEMAP)
         self._keep_read = register(scripts.KEEP_READ)
@@ -411,20 +410,6 @@ class RedisScheduler(BaseScheduler):
             self.stats.inc_value("redis/over_max_pages")
         return verdict
 
-    def cite(self, citations: list[tuple[str, dict[str, Any]]]) -> None:
-        """The citations of the links of a page fetched again (``FETCHED_AGAIN``), each
-        ``(key, citation)`` weighed against the job's best as ``claim`` weighs them."""
-        if not citations or self.lost is not None:
-            return
-        args: list[Any] = []
-        for key, c in citations:
-            order = citation_order(c["depth"], c["found_on"], c["via"])
-            args += [key, order, citation_fields(**c)]
-        try:
-            self._cite(keys=[self.keys.citations], args=args)
-        except self._errors as exc:
-            self.lose_connection(exc)
-
     def enqueue_request(self, request: Request) -> bool:
         meta = request.meta
         if not meta.get("page_fetch"):
@@ -504,7 +489,7 @@ class RedisScheduler(BaseScheduler):
             return None
         rid, payload, again = got
         request = request_from_dict(pickle.loads(payload), spider=self.spider)
-        if again:  # a dead worker's page: its links' citations are weighed again (cite)
+        if again:  # a dead worker's page (or lease): the link crawl claims its links again
             request.meta[FETCHED_AGAIN] = True
             self.stats.inc_value("redis/fetched_again")
         self._leased[request] = (rid, int(request.meta.get("depth", 0)))

@@ -201,22 +201,6 @@ return redis.call('INCR', KEYS[2])
 """
 )
 
-# KEYS: citations;  ARGV: (the URL's key, its citation's order, the citation) triples
-# The citations of a page fetched again (a dead worker's, handed back), weighed as CLAIM
-# weighs them: its links were met by the job already, so no claim weighs them now, and
-# one run would have cited them from this page when their level was admitted.
-CITE = (
-    _BEFORE
-    + """
-for i = 1, #ARGV, 3 do
-  local old = redis.call('HGET', KEYS[1], ARGV[i])
-  if not old or before(ARGV[i + 1], string.match(old, '^[^\\n]*')) then
-    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1] .. '\\n' .. ARGV[i + 2])
-  end
-end
-return #ARGV / 3
-"""
-)
 
 # KEYS: depths, workers;  ARGV: key prefix, link depth, this worker
 # 1 when any page of a smaller depth is queued or leased, or another worker holds links
