@@ -173,7 +173,9 @@ class JobResult:
                 sum(a.get("sitemaps_not_read", 0) for a in accounts),
             )
         crawled = any(rec.get("depth") is not None for rec in records)
-        if self.run.mode == "sitemap" or (self.run.mode == "auto" and not crawled):
+        walk_only = self.run.mode == "sitemap" or (self.run.mode == "auto" and not crawled)
+        if walk_only:
+            records = self._url_limit(records)
             allocate_slugs(records)  # one run's discovery order is the reading order
         written = self._write(records)
         record = self.run.record
@@ -205,6 +207,19 @@ class JobResult:
             "inventory": str(written or ""),
         }
         client.set(keys.done, json.dumps(mark), ex=DONE_SECONDS)
+
+    def _url_limit(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``SITEMAP_MAX_URLS`` job-wide: the first URLs in one run's reading order (the
+        merge's order), as one run keeps; the rest are over the limit."""
+        limit = self.scheduler.crawler.settings.getint("SITEMAP_MAX_URLS")
+        if not limit or len(records) <= limit:
+            return records
+        record = self.run.record
+        over = len(records) - limit
+        record.counts["over_limit"] += over
+        record.limit_bound("SITEMAP_MAX_URLS", value=limit, kept=limit, seen=len(records))
+        logger.info("Job's inventory cut to SITEMAP_MAX_URLS=%d (%d URLs over)", limit, over)
+        return records[:limit]
 
     def _write(self, records: list[dict[str, Any]]) -> Path | None:
         """The merged records over this worker's feed (temp file + rename)."""

@@ -609,6 +609,17 @@ class RedisScheduler(BaseScheduler):
         except self._errors as exc:
             self.lose_connection(exc)
 
+    def count_urls(self, n: int) -> int:
+        """Add ``n`` URLs new to this worker's inventory to the job's count (the walk's
+        ``urls`` figure: ``SITEMAP_MAX_URLS`` job-wide); the job's count with them."""
+        if self.lost is not None:
+            return 0
+        try:
+            return int(self.client.hincrby(self.keys.walk, "urls", n))
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return 0
+
     def walk_figures(self) -> dict[str, int]:
         """The walk's job-wide figures (``count_walk``)."""
         if self.lost is not None:
