@@ -93,6 +93,12 @@ def test_three_workers_write_the_one_inventory_a_single_run_writes(tmp_path, ser
     differ = [(url, ours[url], theirs[url]) for url in theirs if ours[url] != theirs[url]]
     assert differ == [], differ[:3]
     assert job_keys_left(redis_server.client()) == []  # the job's keys go when it is done
+    # the finisher's crawl-log counts are the job's, as one run counts
+    one = json.loads((tmp_path / "one" / "_crawl-log.json").read_text())["runs"][-1]
+    mine = entries[finishers[0]]["discovery"]
+    assert mine["counts"] == one["discovery"]["counts"]
+    for name in ("requested", "fetched", "status", "pages_per_depth", "not_fetched"):
+        assert mine["crawl"][name] == one["discovery"]["crawl"][name], name
 
 
 def test_a_worker_handed_no_page_completed(tmp_path, serve, redis_server):
