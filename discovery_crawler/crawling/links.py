@@ -429,6 +429,8 @@ class LinkCrawl:
         if self._job_claim(twin_key(url), 0, meta) > 0:
             self.account.requested += 1
             self.crawler.stats.inc_value("links/requested")
+        else:  # another worker's seed: its record is that worker's (the job's counts)
+            self.record.counts["unique"] -= 1
         union = self.account.union
         if union is not None:
             union.linked(twin_key(url), url)
