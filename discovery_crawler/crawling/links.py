@@ -474,10 +474,12 @@ class LinkCrawl:
             if claimed == 0:  # another worker requested it: its record is that worker's
                 record.counts["unique"] -= 1
                 meta[JOB_MET] = True
-                if meta.get("via") != "sitemap":
+                if account.union is None:
                     # requested in this form by the job: should this worker fetch it (a
                     # lease of the job's, a dead worker's page again), its record takes
-                    # the requested form, and the forms met meanwhile wait for it
+                    # the requested form, and the forms met meanwhile wait for it. (Not
+                    # in union mode: a listing this worker writes of the URL takes the
+                    # twin forms met as aliases, which waiting would withhold.)
                     record.seen.twins.expect(twin_key(url), url)
                 return None
             over = claimed < 0
