@@ -109,6 +109,8 @@ _FETCHED_KINDS = ("page", "paginated")  # followed; pagination is how a BFS reac
 # meta: a distributed job's page request this worker claimed (distributed/scheduler.py)
 JOB_CLAIMED = "job_claimed"
 JOB_MET = "job_met"  # the job requested the page before (another worker's record)
+# a page a dead worker fetched, leased again: the job's scheduler sets it (cite)
+FETCHED_AGAIN = "job_fetched_again"
 DEFAULT_PAGE_MAX_BYTES = 15 * 1024 * 1024  # Googlebot reads the first 15 MB of an HTML page
 
 
@@ -365,6 +367,8 @@ class LinkCrawl:
         self._in_flight: Counter[int] = Counter()
         self.walk_over: Callable[[], bool] | None = None
         self._poller: LoopingCall | None = None  # a distributed job's release poll
+        # a distributed job: the page being read is a dead worker's, fetched again
+        self._again = False
         crawler.signals.connect(self._dropped, signal=signals.request_dropped)
         crawler.signals.connect(self._idle, signal=signals.spider_idle)
 
@@ -425,6 +429,8 @@ class LinkCrawl:
         if self._job_claim(twin_key(url), 0, meta) > 0:
             self.account.requested += 1
             self.crawler.stats.inc_value("links/requested")
+        else:  # another worker's seed: its record is that worker's (the job's counts)
+            self.record.counts["unique"] -= 1
         union = self.account.union
         if union is not None:
             union.linked(twin_key(url), url)
@@ -468,6 +474,13 @@ class LinkCrawl:
             if claimed == 0:  # another worker requested it: its record is that worker's
                 record.counts["unique"] -= 1
                 meta[JOB_MET] = True
+                if account.union is None:
+                    # requested in this form by the job: should this worker fetch it (a
+                    # lease of the job's, a dead worker's page again), its record takes
+                    # the requested form, and the forms met meanwhile wait for it. (Not
+                    # in union mode: a listing this worker writes of the URL takes the
+                    # twin forms met as aliases, which waiting would withhold.)
+                    record.seen.twins.expect(twin_key(url), url)
                 return None
             over = claimed < 0
         else:
@@ -506,6 +519,27 @@ class LinkCrawl:
         if claimed > 0:
             meta[JOB_CLAIMED] = True
         return claimed
+
+    def _claim_again(self, url: str, depth: int, page: str, el: Any) -> Request | None:
+        """A link met before, on a dead worker's page fetched again (``FETCHED_AGAIN``):
+        claimed anew, so its citation from this page is weighed (one run cites it from
+        here when its level is admitted), and its page requested here should the dead
+        worker's claim have been given back (REAP) before its request was queued."""
+        if url_kind(url) not in _FETCHED_KINDS or not self._bfs_policy().decide(url, "page").keep:
+            return None
+        if self.bfs_max_depth is not None and depth > self.bfs_max_depth:
+            return None
+        anchor = el if el is None or el.__class__ is str else anchor_text(el)
+        meta: dict[str, Any] = {"via": "link", "found_on": page, "anchor": anchor}
+        if self._job_claim(twin_key(url), depth, meta) <= 0:
+            return None  # the job has it (or its budget is spent: its record is another's)
+        self.record.counts["unique"] += 1
+        self.account.requested += 1
+        self.crawler.stats.inc_value("links/requested")
+        self.crawler.stats.inc_value("links/claimed_again")
+        self.record.seen.twins.expect(twin_key(url), url)
+        meta["slug"] = self.run.slugs.slugs_many([url], normalized_paths([url]))[0]
+        return self._bfs_request(url, depth, meta)
 
     def _job_page_done(self, request: Request) -> None:
         """A distributed job: the page's links are held (told to the job first), so it
@@ -828,9 +862,11 @@ class LinkCrawl:
     # -- responses ------------------------------------------------------------------------
     def parse_page(self, response: Response) -> Iterator[UrlBatch | Request]:
         """A page's answer (``_parse_page``); then whatever level it let go (``release``)."""
+        self._again = bool(response.meta.get(FETCHED_AGAIN))  # its links claimed again
         try:
             yield from self._parse_page(response)
         finally:
+            self._again = False
             self._in_flight[response.meta.get("depth", 0)] -= 1
             self._job_page_done(response.request)
         yield from self.release()
@@ -1288,6 +1324,7 @@ class LinkCrawl:
         # A link is held for its level (``release``); a redirect's target, or a link
         # never to be fetched, is admitted at once.
         hold = self._hold if redirect is None and reason is None else None
+        again = self._again and hold is not None
         malformed = other = renamed = aliased = over_limit = 0
         for href, el in links:
             # Resolve: absolute and root-relative links without dot segments need no
@@ -1322,6 +1359,10 @@ class LinkCrawl:
             if union is not None and (redirect is None or linked):
                 union.linked(key, url)
             if not seen_add(key):
+                if again:
+                    request = self._claim_again(url, next_depth, page, el)
+                    if request is not None:
+                        requests.append(request)
                 if held:
                     cited = held.get(key)
                     if cited is not None:

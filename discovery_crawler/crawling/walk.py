@@ -698,7 +698,15 @@ class SitemapWalk:
         return same_origin(url, self.input_origin)
 
     def _url_limit_reached(self) -> bool:
-        return bool(self.max_urls) and self.record.counts["unique"] >= self.max_urls
+        if not self.max_urls:
+            return False
+        if self.record.counts["unique"] >= self.max_urls:
+            return True
+        frontier = self.run.frontier
+        if frontier is None:
+            return False
+        # a distributed job: the URLs any worker kept (the finisher keeps the first ones)
+        return frontier.walk_figures().get("urls", 0) >= self.max_urls
 
     async def _await_turn(self, place: int | None) -> None:
         while place is not None and self._turn < place:

@@ -123,6 +123,10 @@ class JobKeys:
         return self.prefix + "sitemaps_open"
 
     @property
+    def again(self) -> str:  # SET: ids of pages handed back by a dead worker, fetched again
+        return self.prefix + "again"
+
+    @property
     def walk(self) -> str:  # HASH: the walk's job-wide figures (pages listed, answered)
         return self.prefix + "walk"
 
@@ -138,7 +142,7 @@ class JobKeys:
     def robots(self, origin: str) -> str:  # a JSON copy of the origin's robots.txt fetch
         return f"{self.prefix}robots:{origin}"
 
-    def read(self, worker: str) -> str:  # HASH: sitemaps read, records not handed over
+    def read(self, worker: str) -> str:  # HASH: sitemaps read, pages fetched; not handed over
         return f"{self.prefix}read:{worker}"
 
     def records_of(self, worker: str) -> str:  # LIST: a worker's records (JSON lines)

@@ -12,8 +12,9 @@ is stored; the worker that ends the job writes the job's one inventory.
   the job's inventory — and says in its crawl-log entry (``distributed``) which workers
   did what. Then the job's keys are deleted.
 - A worker whose records never came (killed before its feed was stored): named in one
-  warning line and in the crawl log (``missing_workers``); its pages are not in the
-  job's inventory.
+  warning line and in the crawl log (``missing_workers``). Nothing of it is lost: every
+  page it fetched and sitemap it read stayed on its account (``read:<worker>``) until
+  its hand-over, so the others fetched them again once its heartbeat lapsed.
 
 Needs a local JSON-lines feed (the default ``<out>/inventory.jsonl``, or ``-O x.jsonl``)."""
 
@@ -23,6 +24,7 @@ import json
 import logging
 import os
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +109,17 @@ class JobResult:
             "fetched": crawl.fetched if crawl is not None else 0,
             "requested": crawl.requested if crawl is not None else 0,
             "finish_reason": scheduler.close_reason,
+            # its share of the crawl log's counts: the finisher sums them (_job_counts)
+            "counts": dict(self.run.record.counts),
+            **(
+                {
+                    "status": dict(crawl.status),
+                    "depths": dict(crawl.depths),
+                    "not_fetched": dict(crawl.not_fetched),
+                }
+                if crawl is not None
+                else {}
+            ),
             **(
                 {
                     "pages_not_read": union.pages_not_read,
@@ -164,6 +177,7 @@ class JobResult:
             client.hgetall(keys.citations),
             places,
         )
+        self._job_counts(accounts, records)
         if self._union() is not None:
             union_flags(
                 records,
@@ -172,10 +186,13 @@ class JobResult:
                 sum(a.get("sitemaps_not_read", 0) for a in accounts),
             )
         crawled = any(rec.get("depth") is not None for rec in records)
-        if self.run.mode == "sitemap" or (self.run.mode == "auto" and not crawled):
+        walk_only = self.run.mode == "sitemap" or (self.run.mode == "auto" and not crawled)
+        if walk_only:
+            records = self._url_limit(records)
             allocate_slugs(records)  # one run's discovery order is the reading order
         written = self._write(records)
         record = self.run.record
+        record.counts["discovered"] = len(records)
         record.distributed = {
             "job": keys.name,
             "finisher": scheduler.worker,
@@ -188,8 +205,8 @@ class JobResult:
         if missing:
             record.warn(
                 f"job {keys.name}: {len(missing)} worker(s) stopped before handing over their "
-                f"records ({', '.join(missing)}): the pages they fetched are not in the "
-                "job's inventory (the sitemaps they read were read again by the others)"
+                f"records ({', '.join(missing)}): the pages they fetched and the sitemaps "
+                "they read were fetched again by the others"
             )
         if written:
             record.note(
@@ -204,6 +221,46 @@ class JobResult:
             "inventory": str(written or ""),
         }
         client.set(keys.done, json.dumps(mark), ex=DONE_SECONDS)
+
+    def _job_counts(self, accounts: list[dict[str, Any]], records: list[dict[str, Any]]) -> None:
+        """The finisher's crawl-log counts become the job's: every worker's summed, a URL
+        several workers wrote counted once (``unique``; the extra lines are
+        ``duplicates``), and the link crawl's pages fetched, requested, per status, per
+        depth and not fetched summed (each worker's own share stays in ``workers``)."""
+        record = self.run.record
+        total: Counter[str] = Counter()
+        for account in accounts:
+            total.update(account.get("counts") or {})
+        collapsed = max(0, sum(a["records"] for a in accounts) - len(records))
+        for name in record.counts:
+            record.counts[name] = total.get(name, 0)
+        record.counts["unique"] = max(len(records), total["unique"] - collapsed)
+        record.counts["duplicates"] += collapsed
+        crawl = record.crawl
+        if crawl is None:
+            return
+        crawl.fetched = sum(a["fetched"] for a in accounts)
+        crawl.requested = sum(a["requested"] for a in accounts)
+        for name in ("status", "depths", "not_fetched"):
+            summed: Counter[Any] = Counter()
+            for account in accounts:
+                for key, n in (account.get(name) or {}).items():
+                    summed[int(key) if name != "not_fetched" else key] += n
+            setattr(crawl, name, summed)
+
+    def _url_limit(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``SITEMAP_MAX_URLS`` job-wide: the first URLs in one run's reading order (the
+        merge's order), as one run keeps; the rest are over the limit."""
+        limit = self.scheduler.crawler.settings.getint("SITEMAP_MAX_URLS")
+        if not limit or len(records) <= limit:
+            return records
+        record = self.run.record
+        over = len(records) - limit
+        record.counts["over_limit"] += over
+        record.counts["unique"] = limit
+        record.limit_bound("SITEMAP_MAX_URLS", value=limit, kept=limit, seen=len(records))
+        logger.info("Job's inventory cut to SITEMAP_MAX_URLS=%d (%d URLs over)", limit, over)
+        return records[:limit]
 
     def _write(self, records: list[dict[str, Any]]) -> Path | None:
         """The merged records over this worker's feed (temp file + rename)."""

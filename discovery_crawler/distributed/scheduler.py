@@ -13,10 +13,13 @@ own Scrapy ``Scheduler``, which this one wraps and asks first.
   is de-duplicated job-wide by the same slot, unless ``dont_filter`` (a retry); ordered
   by priority, then arrival — the link crawl's breadth-first order.
 - **Lease, not pop** (``scripts.LEASE``): the request moves to this worker's lease hash.
-  It is acknowledged (``scripts.ACK``) once the engine is done with it — its callback's or
-  errback's output handed to the scheduler, a retry or redirect enqueued — which is when
-  the engine removes it from its slot (``ExecutionEngine._remove_request``, private:
-  ``private_names.py``; no signal fires then).
+  It is acknowledged once the engine is done with it — its callback's or errback's
+  output handed to the scheduler, a retry or redirect enqueued — which is when the engine
+  removes it from its slot (``ExecutionEngine._remove_request``, private:
+  ``private_names.py``; no signal fires then). A page acknowledged stays on the worker's
+  account (``scripts.KEEP_PAGE``: ``read:<worker>``) until its record is in the job
+  (``result.py``): a worker killed before it handed its records over has its pages
+  fetched again by the others, so none of them is missing from the job's inventory.
 - **Heartbeat and reaper**: a thread refreshes ``alive:<worker>`` (TTL
   ``REDIS_HEARTBEAT_TIMEOUT``) and requeues the leases of workers whose key expired
   (SIGKILL, a lost machine); a live worker's leases are never taken, however slow it is.
@@ -79,6 +82,8 @@ CLAIMED_META = "job_claimed"  # set by the link crawl on a request it claimed (c
 # set by the sitemap walk on a sitemap or robots.txt request it shared with the job
 # (share_sitemap): its place in one run's reading order
 SITEMAP_META = "job_sitemap"
+# on a page a dead worker leased or fetched, handed back and leased again (links.py)
+FETCHED_AGAIN = "job_fetched_again"
 DEFAULT_HEARTBEAT_TIMEOUT = 30.0
 IDLE_POLL_SECONDS = 0.5
 ROBOTS_WAIT_SECONDS = 60.0  # a worker waits this long for another's robots.txt fetch
@@ -132,7 +137,6 @@ class RedisScheduler(BaseScheduler):
         register = client.register_script
         self._enqueue = register(scripts.ENQUEUE)
         self._lease = register(scripts.LEASE)
-        self._ack_script = register(scripts.ACK)
         self._release = register(scripts.RELEASE)
         self._reap = register(scripts.REAP)
         self._pending = register(scripts.PENDING)
@@ -140,6 +144,7 @@ class RedisScheduler(BaseScheduler):
         self._below = register(scripts.BELOW)
         self._share_sitemap = register(scripts.SHARE_SITEMAP)
         self._keep_read = register(scripts.KEEP_READ)
+        self._keep_page = register(scripts.KEEP_PAGE)
         self._handed_over = register(scripts.HANDED_OVER)
         self._held_sent: dict[int, int] = {}
         # The job's sitemaps this worker holds unread: no more are leased past as many as
@@ -349,13 +354,17 @@ class RedisScheduler(BaseScheduler):
         self._ack(rid, depth)
 
     def _ack(self, rid: str, depth: int) -> None:
+        """The page is done here: its lease ends, but the page stays on this worker's
+        account (``read:<worker>``) until its record is in the job (``handed_over``): a
+        worker killed before that has it fetched again by another, so no page it
+        fetched is missing from the job's inventory."""
         done = rid in self._done
         self._done.discard(rid)
         keys = self.keys
         try:
-            self._ack_script(
-                keys=[keys.lease(self.worker), keys.requests, keys.depths],
-                args=[rid, "-" if done else depth],
+            self._keep_page(
+                keys=[keys.lease(self.worker), keys.read(self.worker), keys.depths],
+                args=[rid, depth, "1" if done else "0"],
             )
         except self._errors as exc:
             self.lose_connection(exc)
@@ -467,7 +476,7 @@ class RedisScheduler(BaseScheduler):
                     keys.alive(worker),
                     keys.identity,
                 ],
-                args=[worker, self.ttl_ms],
+                args=[worker, self.ttl_ms, keys.again],
             )
         except self._errors as exc:
             self.lose_connection(exc)
@@ -478,8 +487,11 @@ class RedisScheduler(BaseScheduler):
         if not got:
             self._count_requeued()
             return None
-        rid, payload = got
+        rid, payload, again = got
         request = request_from_dict(pickle.loads(payload), spider=self.spider)
+        if again:  # a dead worker's page (or lease): the link crawl claims its links again
+            request.meta[FETCHED_AGAIN] = True
+            self.stats.inc_value("redis/fetched_again")
         self._leased[request] = (rid, int(request.meta.get("depth", 0)))
         if SITEMAP_META in request.meta:
             self._sitemaps_out += 1
@@ -597,6 +609,17 @@ class RedisScheduler(BaseScheduler):
         except self._errors as exc:
             self.lose_connection(exc)
 
+    def count_urls(self, n: int) -> int:
+        """Add ``n`` URLs new to this worker's inventory to the job's count (the walk's
+        ``urls`` figure: ``SITEMAP_MAX_URLS`` job-wide); the job's count with them."""
+        if self.lost is not None:
+            return 0
+        try:
+            return int(self.client.hincrby(self.keys.walk, "urls", n))
+        except self._errors as exc:
+            self.lose_connection(exc)
+            return 0
+
     def walk_figures(self) -> dict[str, int]:
         """The walk's job-wide figures (``count_walk``)."""
         if self.lost is not None:
@@ -608,7 +631,8 @@ class RedisScheduler(BaseScheduler):
             return {}
 
     def handed_over(self) -> None:
-        """This worker's records are in the job: the sitemaps it read are done for good."""
+        """This worker's records are in the job: the sitemaps it read and the pages it
+        fetched are done for good."""
         keys = self.keys
         self._handed_over(keys=[keys.read(self.worker), keys.requests])
 

@@ -7,7 +7,8 @@ Key layout (``job.JobKeys``): ``queue`` ZSET id → score, ``requests`` HASH id 
 HASH id → score, ``alive:<worker>`` a key with a TTL its worker keeps refreshing,
 ``claims:<worker>`` HASH ``<bucket hex>:<member>`` → depth (claimed, not yet enqueued),
 ``depths`` HASH depth → pages claimed, queued or leased and not yet done,
-``requested`` the job's page count.
+``requested`` the job's page count, ``read:<worker>`` HASH id → score (a sitemap read)
+or ``<score>|<depth>`` (a page fetched), kept until the worker's records are in the job.
 
 A score is ``-priority * 2**32 + id``: Scrapy's priority first (the link crawl's falls
 with depth: breadth-first), then arrival order (FIFO within a depth). Exact in a double
@@ -33,9 +34,11 @@ redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) * 4294967296 + (id % 4294967296), 
 return id
 """
 
-# KEYS: queue, requests, lease, workers, alive, identity;  ARGV: worker, alive TTL (ms)
+# KEYS: queue, requests, lease, workers, alive, identity
+# ARGV: worker, alive TTL (ms), optional: the job's ``again`` SET
 # The first request, leased to the worker (not popped: it stays until acknowledged); -1
 # when the job's identity is gone (Redis restarted without its data): the job is lost.
+# The third value is 1 for a page a dead worker fetched and REAP handed back (``again``).
 LEASE = """
 if redis.call('EXISTS', KEYS[6]) == 0 then return -1 end
 local got = redis.call('ZPOPMIN', KEYS[1])
@@ -45,7 +48,9 @@ if not payload then return false end
 redis.call('HSET', KEYS[3], got[1], got[2])
 redis.call('SADD', KEYS[4], ARGV[1])
 redis.call('SET', KEYS[5], '1', 'PX', ARGV[2])
-return {got[1], payload}
+local again = 0
+if ARGV[3] then again = redis.call('SREM', ARGV[3], got[1]) end
+return {got[1], payload, again}
 """
 
 # KEYS: lease, requests, depths;  ARGV: id, link depth ('-': counted done already)
@@ -103,17 +108,29 @@ for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
     local held = redis.call('HGETALL', lease)
     for i = 1, #held, 2 do
       redis.call('ZADD', KEYS[2], held[i + 1], held[i])
+      -- perhaps read, its links held for their level when it died: cited again
+      redis.call('SADD', ARGV[1] .. 'again', held[i])
       requeued = requeued + 1
     end
     redis.call('DEL', lease)
-    -- the sitemaps it read whose records it never handed over: read again by another
+    -- the sitemaps it read and the pages it fetched whose records it never handed
+    -- over: read or fetched again by another (a page counts at its depth again)
     local read = ARGV[1] .. 'read:' .. worker
     held = redis.call('HGETALL', read)
+    local sitemaps = 0
     for i = 1, #held, 2 do
-      redis.call('ZADD', KEYS[2], held[i + 1], held[i])
+      local score, depth = string.match(held[i + 1], '^([^|]+)|(.+)$')
+      if depth then
+        redis.call('HINCRBY', ARGV[1] .. 'depths', depth, 1)
+        redis.call('SADD', ARGV[1] .. 'again', held[i])
+      else
+        score = held[i + 1]
+        sitemaps = sitemaps + 1
+      end
+      redis.call('ZADD', KEYS[2], score, held[i])
       requeued = requeued + 1
     end
-    if #held > 0 then redis.call('INCRBY', ARGV[1] .. 'sitemaps_open', #held / 2) end
+    if sitemaps > 0 then redis.call('INCRBY', ARGV[1] .. 'sitemaps_open', sitemaps) end
     redis.call('DEL', read)
     redis.call('DEL', ARGV[1] .. 'held:' .. worker)
     unclaim(ARGV[1], ARGV[1] .. 'claims:' .. worker)
@@ -157,7 +174,7 @@ return {redis.call('ZCARD', KEYS[2]), leased, redis.call('EXISTS', KEYS[3])}
 # once and max_pages over any number of workers requests exactly max_pages pages. The
 # claim is held in the worker's claims until its request is enqueued (ENQUEUE), so a
 # worker killed in between gives it back (REAP).
-CLAIM = """
+_BEFORE = """
 -- byte order (Lua's < follows the server's locale)
 local function before(a, b)
   for i = 1, math.min(#a, #b) do
@@ -166,6 +183,11 @@ local function before(a, b)
   end
   return #a < #b
 end
+"""
+
+CLAIM = (
+    _BEFORE
+    + """
 local old = redis.call('HGET', KEYS[4], ARGV[4])
 if not old or before(ARGV[5], string.match(old, '^[^\\n]*')) then
   redis.call('HSET', KEYS[4], ARGV[4], ARGV[5] .. '\\n' .. ARGV[6])
@@ -177,6 +199,8 @@ redis.call('HSET', KEYS[3], ARGV[3], ARGV[7])
 redis.call('HINCRBY', KEYS[5], ARGV[7], 1)
 return redis.call('INCR', KEYS[2])
 """
+)
+
 
 # KEYS: depths, workers;  ARGV: key prefix, link depth, this worker
 # 1 when any page of a smaller depth is queued or leased, or another worker holds links
@@ -232,8 +256,23 @@ redis.call('DECR', KEYS[3])
 return 1
 """
 
+# KEYS: lease, read, depths;  ARGV: id, link depth, '1' when counted done already
+# A page fetched: its lease becomes a read entry ("<score>|<depth>"), kept until the
+# worker's records are handed over (result.py), so a worker killed before that has its
+# pages fetched again by another (REAP, which counts them at their depth again); the
+# page no longer counts at its depth (as ACK).
+KEEP_PAGE = """
+local score = redis.call('HGET', KEYS[1], ARGV[1])
+if not score then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], score .. '|' .. ARGV[2])
+if ARGV[3] ~= '1' then redis.call('HINCRBY', KEYS[3], ARGV[2], -1) end
+return 1
+"""
+
 # KEYS: read, requests
-# The worker's records are in the job: its read sitemaps are done for good.
+# The worker's records are in the job: its read sitemaps and fetched pages are done for
+# good.
 HANDED_OVER = """
 local ids = redis.call('HKEYS', KEYS[1])
 for _, id in ipairs(ids) do redis.call('HDEL', KEYS[2], id) end

@@ -8,7 +8,10 @@ fetched canonical fixed the form), the other form kept in ``aliases``; ``/foo/``
 (``SeenSet.upgrades``); the twin bookkeeping is the seen-set's (``SeenSet.twins``), shared
 with the link crawl, so a sitemap listing and a crawled page agree on one URL. Also
 enforces the URL limit (``SITEMAP_MAX_URLS``) exactly: URLs past it are counted as seen but
-not kept, and the limit is recorded as bound.
+not kept, and the limit is recorded as bound. In a distributed job the URLs kept are also
+counted job-wide (``RedisScheduler.count_urls``): the walk reads no further document once
+the job's count reached the limit, and the finisher keeps the first URLs in one run's
+reading order (``distributed/result.py``).
 """
 
 from __future__ import annotations
@@ -73,6 +76,9 @@ class DedupPipeline(BatchStage):
         item.seen = seen
         record.counts["unique"] += len(kept)
         self.stats.inc_value("discovery/urls/unique", len(kept))
+        frontier = self.run.frontier
+        if frontier is not None and self.max_urls and kept:
+            frontier.count_urls(len(kept))  # the job's count: its walk stops at the limit
         if aliased:
             record.counts["twin_aliases"] += aliased
         if duplicates:

@@ -18,7 +18,8 @@ def test_a_replacement_started_later_finishes_a_killed_workers_job(tmp_path, ser
     """The job's one worker SIGKILLed mid-crawl; a replacement started 1 s later joins the
     job, hands the dead worker's leases back once its heartbeat lapses
     (REDIS_HEARTBEAT_TIMEOUT=3), and finishes: every page fetched, none twice but those
-    the dead worker held; the replacement writes the job's result, naming the dead worker
+    the dead worker held (leased, or fetched with its records not handed over); the
+    replacement writes the job's result, with every page in it, naming the dead worker
     as missing; the job's keys deleted."""
     pages = write_site(tmp_path / "site", 400)
     site = serve(tmp_path / "site")
@@ -36,7 +37,8 @@ def test_a_replacement_started_later_finishes_a_killed_workers_job(tmp_path, ser
     assert lease is not None, "the worker never held a lease"
     os.kill(first.pid, signal.SIGKILL)
     first.wait(10)
-    held = client.hlen(lease)
+    # its account at death: its leases and the pages it fetched, records not handed over
+    held = client.hlen(lease) + client.hlen(keys.read(lease.rsplit("lease:", 1)[1]))
     fetched_before = len(page_fetches(site))
     assert 0 < fetched_before < len(pages) - 100  # killed mid-crawl
     time.sleep(1)
@@ -53,4 +55,6 @@ def test_a_replacement_started_later_finishes_a_killed_workers_job(tmp_path, ser
     (missing,) = entry["distributed"]["missing_workers"]
     assert missing.split(":")[1] == str(first.pid)
     assert any("stopped before handing over their records" in w for w in entry["warnings"])
-    assert job_keys_left(client) == []  # none but the done mark
+    assert job_keys_left(client) == []  # (but its done mark)
+    urls = {json.loads(line)["url"] for line in (tmp_path / "w1" / "inventory.jsonl").open()}
+    assert {site.url(path) for path in pages} <= urls  # the dead worker's pages too

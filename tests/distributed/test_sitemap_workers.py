@@ -28,6 +28,14 @@ from tests.distributed.test_workers import (
 )
 
 
+def _stat(log: str, name: str) -> int:
+    """A worker's stat from the dump Scrapy logs at the end (0 when absent)."""
+    for line in log.splitlines():
+        if line.strip().startswith(f"'{name}':"):
+            return int(line.split(":", 1)[1].strip().rstrip(",}"))
+    return 0
+
+
 def joined_or_late(workers, outs: list[Path]) -> None:
     """Every worker ended 0, or (started after the job was done: a small job on a busy
     machine) was refused in one line rather than crawling it again alone: exit 2 when
@@ -137,14 +145,17 @@ def test_a_worker_killed_mid_walk_its_sitemaps_are_read_again(tmp_path, serve, r
     assert held, "the victim never read a sitemap"
     os.kill(victim.pid, signal.SIGKILL)
     victim.wait(10)
+    # its account at death (it read on between the look and the kill), before the reaper
+    held = client.hlen(keys.read(mine[0])) + client.hlen(keys.lease(mine[0]))
     assert [w.wait(300) for w in workers[1:]] == [0, 0]
     server.delay = 0.0
     asked = fetches(server)
     twice = [path for path, n in asked.items() if n > 1]
-    # read again: the victim's sitemaps (robots.txt, the index among them when it read
-    # them: their children were already in the job, so are not asked twice)
+    # read again: the victim's sitemaps (robots.txt, the conventional addresses such as
+    # /sitemap.txt, the index when it read them: their children were already in the job,
+    # so are not asked twice)
     assert twice and len(twice) <= held + 1, (twice, held)  # (+1: a request in flight)
-    assert all(path.endswith((".xml", ".xml.gz", "robots.txt")) for path in twice), twice
+    assert all(path.endswith((".xml", ".xml.gz", ".txt")) for path in twice), twice
     finisher = finisher_out(outs[1:])
     merged = inventory(finisher)
     job = json.loads((finisher / "_crawl-log.json").read_text())["runs"][-1]
@@ -180,6 +191,49 @@ def test_the_document_budget_is_the_jobs(tmp_path, serve, redis_server):
     asked = fetches(server)
     documents = [p for p in asked if p.endswith((".xml", ".xml.gz"))]
     assert len(documents) == 6 and max(asked.values()) == 1, asked
+
+
+def test_the_url_limit_is_the_jobs(tmp_path, serve, redis_server):
+    """SITEMAP_MAX_URLS=700 over 3 workers: the job stops asking for documents once its
+    workers kept 700 URLs between them (not 700 each), and the finisher's inventory is a
+    single run's with the same limit, record for record: the first 700 URLs in reading
+    order; the finisher says the limit bound."""
+    server = sitemap_tree(tmp_path, serve, children=12, per_child=200)
+    server.delay = 0.2  # the job outlasts the workers' start-up: all three join it
+    outs = [tmp_path / f"w{i}" for i in range(3)]
+    args = ("-a", "mode=sitemap", "-a", "job=urls")
+    # one document at a time per worker: the job's count is seen before all are fetched
+    limits = {"SITEMAP_MAX_URLS": 700, "SITEMAP_CONVENTIONAL_PATHS": "", "SITEMAP_CONCURRENCY": 1}
+    workers = [
+        worker(server.url("/"), out, redis_server.url, *args, spider="discover", **limits)
+        for out in outs
+    ]
+    codes = [w.wait(300) for w in workers]
+    assert 5 in codes and set(codes) <= {0, 5}, codes
+    asked = fetches(server)
+    documents = [p for p in asked if p.endswith((".xml", ".xml.gz"))]
+    assert max(asked.values()) == 1, asked
+    assert len(documents) == 13, documents  # the index and 12 children, each asked once
+    logs = [(out.parent / f"{out.name}.log").read_text(encoding="utf-8") for out in outs]
+    parsed = sum(_stat(log, "discovery/sitemaps/ok") for log in logs)
+    assert parsed < 13, parsed  # the rest not parsed: the job's count was at the limit
+    assert sum("not parsed: SITEMAP_MAX_URLS (700) already reached" in log for log in logs)
+    finisher = finisher_out(outs)
+    merged = inventory(finisher)
+    assert len(merged) == 700
+    entry = json.loads((finisher / "_crawl-log.json").read_text())["runs"][-1]
+    assert entry["status"] == "bounded", entry["status"]
+    one = run_discover(
+        server.url("/"),
+        tmp_path,
+        "-a",
+        "mode=sitemap",
+        feed=None,
+        out=tmp_path / "one",
+        settings=limits,
+    )
+    assert one.returncode == 5, one.stderr[-3000:]
+    same_inventory(merged, one.records)
 
 
 @pytest.mark.parametrize("mode", ["auto", "sitemap"])
