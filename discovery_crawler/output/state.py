@@ -489,8 +489,9 @@ class RunState:
             self._spool = open(self._spool_path, "ab")  # noqa: SIM115
             hold(self._spool.fileno())
 
-    def _sweep(self) -> None:
-        for path in sweep_orphans(self.out_dir):
+    def _sweep(self, min_age: float | None = None) -> None:
+        ages = () if min_age is None else (min_age,)
+        for path in sweep_orphans(self.out_dir, *ages):
             logger.info("removed %s, left by a run that was killed", path)
 
     def _spool_lines(self, lines: list[str]) -> None:
@@ -544,6 +545,10 @@ class RunState:
             if origin is None:  # nothing was discovered and there is no previous state
                 changes.urls = 0
                 return changes
+            # again at the end, whatever their age: this run holds the out folder's lock
+            # and its own work files (a run that began within a second of a kill left
+            # that kill's files at its first sweep)
+            self._sweep(min_age=0)
             judgements = self._judgements(origin)
             self._write(origin, started_at, finished_at, upgrades or {}, judgements)
         finally:

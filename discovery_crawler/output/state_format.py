@@ -311,8 +311,9 @@ def hold(fd: int) -> None:
         pass  # no flock here: such a file is only ever left, never removed by mistake
 
 
-def sweep_orphans(out_dir: Path) -> list[Path]:
-    """Remove the work files of killed runs from ``out_dir``; returns what was removed."""
+def sweep_orphans(out_dir: Path, min_age: float = _ORPHAN_AFTER) -> list[Path]:
+    """Remove the work files of killed runs from ``out_dir``; returns what was removed.
+    ``min_age`` 0: the caller holds every work file it made (at a run's end)."""
     try:
         import fcntl
     except ImportError:
@@ -326,7 +327,7 @@ def sweep_orphans(out_dir: Path) -> list[Path]:
             except OSError:
                 continue
             try:
-                if now - os.fstat(fd).st_mtime < _ORPHAN_AFTER:
+                if now - os.fstat(fd).st_mtime < min_age:
                     continue
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 path.unlink()
