@@ -109,10 +109,11 @@ def merge_records(
     for key, listed in sources.items():
         rec = best[key]
         if len(listed) > len(rec.get("sources") or ()):  # listed in several workers' shares
-            # the kept listing's first, then the others in reading order, as one run adds them
+            # in reading order, as one run lists them (exporters.patched_record: an
+            # alternate's sitemap read before the listing that won stays first)
             first = rec.get("sources") or []
-            rest = sorted((s for s in listed if s not in first), key=lambda s: places.get(s, LAST))
-            rec["sources"] = [*first, *rest]
+            every = [*first, *(s for s in listed if s not in first)]
+            rec["sources"] = sorted(every, key=lambda s: places.get(s, LAST))
     cited = {
         (k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
         for k, v in citations.items()

@@ -95,8 +95,8 @@ def listed(path: str, sitemap: str, source: str = "sitemap", **more) -> dict:
 
 def test_a_loc_listing_beats_an_alternate_read_before_it():
     """en (read first) names /x as an hreflang alternate, ja lists it as a <loc>: the
-    record is ja's listing, its sources ja's first then en, at the place /x first entered
-    (as one run upgrades the alternate's record in place)."""
+    record is ja's listing, its sources in reading order (en, then ja), at the place /x
+    first entered (as one run upgrades the alternate's record in place)."""
     lines = [
         line(listed("/a", EN, slug="a")),
         line(listed("/x", EN, source="alternate", lastmod=None)),
@@ -107,7 +107,7 @@ def test_a_loc_listing_beats_an_alternate_read_before_it():
     assert [r["url"] for r in merged] == [SITE + "/a", SITE + "/x", SITE + "/b"]
     x = merged[1]
     assert (x["source"], x["sitemap"], x["lastmod"]) == ("sitemap", JA, "2024-01-01")
-    assert x["sources"] == [JA, EN]
+    assert x["sources"] == [EN, JA]
 
 
 def test_the_first_listing_in_reading_order_wins_whichever_worker_sent_it():
