@@ -28,7 +28,6 @@ import gzip
 import hashlib
 import json
 import multiprocessing
-import random
 import re
 import shutil
 import sys
@@ -40,61 +39,18 @@ BENCH_DIR = Path(__file__).resolve().parent
 PROJECT = BENCH_DIR.parent
 sys.path[:0] = [str(BENCH_DIR), str(PROJECT)]
 
-from bench_sitemap import PROJECT_SCRAPY, child_name, generate_tree, run_measured  # noqa: E402
+from bench_sitemap import (  # noqa: E402
+    PROJECT_SCRAPY,
+    child_name,
+    generate_questions,
+    generate_tree,
+    run_measured,
+)
 
 from discovery_crawler.site_server import SiteServer  # noqa: E402
 
 _BLOCK = re.compile(r"<url>.*?</url>", re.DOTALL)
 _LOC = re.compile(r"<loc>\s*(.*?)\s*</loc>", re.DOTALL)
-
-
-def generate_questions(root: Path, base: str, children: int, per_child: int, seed: int) -> int:
-    """A Q&A site's tree: ``/questions/<id>/<slug>``, one parent folder a URL."""
-    rng = random.Random(seed)
-    words = [
-        "how",
-        "why",
-        "what",
-        "python",
-        "scrapy",
-        "sitemap",
-        "parse",
-        "fast",
-        "memory",
-        "error",
-        "list",
-        "dict",
-        "json",
-    ]
-    index = ['<?xml version="1.0" encoding="UTF-8"?>']
-    index.append('<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">')
-    qid = 1_000_000
-    for c in range(1, children + 1):
-        blocks = []
-        for _ in range(per_child):
-            qid += rng.randint(1, 7)
-            slug = "-".join(rng.choice(words) for _ in range(rng.randint(3, 8)))
-            day = rng.randint(1, 28)
-            blocks.append(
-                f"<url><loc>{base}/questions/{qid}/{slug}</loc>"
-                f"<lastmod>2025-0{rng.randint(1, 9)}-{day:02d}</lastmod>"
-                f"<changefreq>weekly</changefreq><priority>0.{rng.randint(1, 9)}</priority></url>"
-            )
-        text = (
-            '<?xml version="1.0" encoding="UTF-8"?>\n'
-            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-            + "\n".join(blocks)
-            + "\n</urlset>\n"
-        )
-        with gzip.open(root / child_name(c, children), "wb", compresslevel=6) as fh:
-            fh.write(text.encode())
-        index.append(
-            f"  <sitemap>\n    <loc>{base}/{child_name(c, children)}</loc>\n"
-            f"    <lastmod>2025-01-{c % 28 + 1:02d}T00:00:00+00:00</lastmod>\n  </sitemap>"
-        )
-    index.append("</sitemapindex>\n")
-    (root / "sitemap_index.xml").write_text("\n".join(index))
-    return children * per_child
 
 
 def mutate(root: Path, base: str, children: int) -> tuple[list[str], list[str]]:
