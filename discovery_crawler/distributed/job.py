@@ -139,6 +139,17 @@ class JobKeys:
     def lease(self, worker: str) -> str:
         return f"{self.prefix}lease:{worker}"
 
+    def lease_keys(self, worker: str) -> list[str]:
+        """The KEYS of the LEASE script (``scripts.py``), in its order."""
+        return [
+            self.queue,
+            self.requests,
+            self.lease(worker),
+            self.workers,
+            self.alive(worker),
+            self.identity,
+        ]
+
     def robots(self, origin: str) -> str:  # a JSON copy of the origin's robots.txt fetch
         return f"{self.prefix}robots:{origin}"
 

@@ -468,14 +468,7 @@ class RedisScheduler(BaseScheduler):
         keys, worker = self.keys, self.worker
         try:
             got = self._lease(
-                keys=[
-                    keys.queue,
-                    keys.requests,
-                    keys.lease(worker),
-                    keys.workers,
-                    keys.alive(worker),
-                    keys.identity,
-                ],
+                keys=keys.lease_keys(worker),
                 args=[worker, self.ttl_ms, keys.again],
             )
         except self._errors as exc:

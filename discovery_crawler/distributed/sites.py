@@ -209,14 +209,7 @@ class SitesRound:
         keys, worker = self.keys, self.worker
         try:
             got = self._lease(
-                keys=[
-                    keys.queue,
-                    keys.requests,
-                    keys.lease(worker),
-                    keys.workers,
-                    keys.alive(worker),
-                    keys.identity,
-                ],
+                keys=keys.lease_keys(worker),
                 args=[worker, self.ttl_ms],
             )
         except self._errors as exc:
