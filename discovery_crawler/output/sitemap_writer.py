@@ -460,6 +460,15 @@ def _write_entries(
     longest, shortest = MAX_LOC, MIN_LOC
     kept = added = indexable = 0
     dates: dict[str, str | None] = {}  # lastmod as listed: as written
+
+    def drop(url: str, why: str) -> None:
+        """A listed URL the written set leaves out: a ``-`` line of changes.txt."""
+        dropped[why] += 1
+        pending.append(f"- {url}\t{why}\n")
+        if len(pending) >= batch:
+            lines.write("".join(pending))
+            pending.clear()
+
     for rec in records:
         if rec is None:
             changes.unreadable += 1
@@ -501,11 +510,7 @@ def _write_entries(
                 include_unfetched and verdict == UNFETCHED and was_listed
             ):
                 if was_listed:
-                    dropped[verdict] += 1
-                    pending.append(f"- {url}\t{verdict}\n")
-                    if len(pending) >= batch:
-                        lines.write("".join(pending))
-                        pending = []
+                    drop(url, verdict)
                 continue
         why = None
         if url.isascii() and url.isprintable() and " " not in url:
@@ -529,11 +534,7 @@ def _write_entries(
             if len(changes.excluded_items) < LIST_CAP:
                 changes.excluded_items.append({"url": _printable(url), "reason": why})
             if was_listed:
-                dropped[why] += 1
-                pending.append(f"- {url}\t{why}\n")
-                if len(pending) >= batch:
-                    lines.write("".join(pending))
-                    pending = []
+                drop(url, why)
             continue
         raw = rec.lastmod
         lastmod = dates.get(raw) if raw.__class__ is str else None
@@ -572,10 +573,10 @@ def _write_entries(
             kept += 1
         else:
             added += 1
-            pending.append(f"+ {url}\n")
+            pending.append(f"+ {url}\n")  # inline: a line for every page no sitemap listed
             if len(pending) >= batch:
                 lines.write("".join(pending))
-                pending = []
+                pending.clear()
     lines.write("".join(pending))
     changes.kept, changes.added = kept, added
     if indexable:
